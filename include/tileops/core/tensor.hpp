@@ -1,0 +1,112 @@
+// Tensor: a strided view of shared storage. Owning tensors allocate their storage from the
+// device's allocator; views and DLPack imports keep their producer alive through the storage.
+// Meta tensors have a shape and a dtype but no storage.
+//
+// Note [No negative strides]
+// Strides are non-negative. Every constructor of a view (from_blob, as_strided, DLPack import)
+// rejects a negative stride with a typed error, so a view's elements always lie in
+// [data_ptr(), data_ptr() + strided_extent * itemsize), which is what bounds checks, aliasing
+// checks and kernels rely on. PyTorch tensors never carry negative strides either.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <utility>
+
+#include "tileops/core/device.hpp"
+#include "tileops/core/dtype.hpp"
+#include "tileops/core/shape.hpp"
+
+namespace tileops {
+
+class Stream;
+
+// A block of memory on one device. The deleter (or owner) runs exactly once, when the last
+// tensor referring to it goes away.
+class Storage {
+ public:
+  Storage(void* data, std::size_t nbytes, Device device, std::shared_ptr<void> owner,
+          bool read_only = false) noexcept
+      : data_(data), nbytes_(nbytes), device_(device), owner_(std::move(owner)),
+        read_only_(read_only) {}
+
+  void* data() const noexcept { return data_; }
+  std::size_t nbytes() const noexcept { return nbytes_; }
+  Device device() const noexcept { return device_; }
+  bool read_only() const noexcept { return read_only_; }
+
+ private:
+  void* data_;
+  std::size_t nbytes_;
+  Device device_;
+  std::shared_ptr<void> owner_;  // releases the memory when the storage dies
+  bool read_only_;
+};
+
+class Tensor {
+ public:
+  // An undefined tensor: no shape, no storage. defined() is false.
+  Tensor() = default;
+
+  // A new contiguous tensor from the device's allocator (on `stream` for stream-ordered devices).
+  static Tensor empty(const Shape& shape, DType dtype, Device device = Device::cpu(),
+                      const Stream* stream = nullptr);
+  // A tensor with shape and dtype only.
+  static Tensor meta(const Shape& shape, DType dtype);
+  // A view of memory the caller owns; `owner` (may be null) is kept alive with the storage,
+  // whose size is the bytes the view spans. Throws CheckError for a meta device, ranks that
+  // differ, negative lengths or strides, or null data under a non-empty view.
+  static Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype,
+                          Device device, std::shared_ptr<void> owner = nullptr,
+                          bool read_only = false);
+
+  bool defined() const noexcept { return defined_; }
+  const Shape& shape() const noexcept { return shape_; }
+  const Shape& strides() const noexcept { return strides_; }
+  DType dtype() const noexcept { return dtype_; }
+  Device device() const noexcept { return device_; }
+  std::int64_t byte_offset() const noexcept { return byte_offset_; }
+  std::size_t dim() const noexcept { return shape_.size(); }
+  std::int64_t numel() const noexcept { return shape_.numel(); }
+  std::size_t itemsize() const noexcept { return dtype_size(dtype_); }
+  std::size_t nbytes() const noexcept { return static_cast<std::size_t>(numel()) * itemsize(); }
+  bool is_meta() const noexcept { return device_.is_meta(); }
+  bool read_only() const noexcept { return storage_ && storage_->read_only(); }
+  const std::shared_ptr<Storage>& storage() const noexcept { return storage_; }
+
+  // Address of element 0 (storage base + byte offset); null for meta and empty-storage tensors.
+  void* data_ptr() const noexcept;
+  template <class T>
+  T* data() const noexcept {
+    return static_cast<T*>(data_ptr());
+  }
+
+  // Row-major contiguous (axes of length 1 may carry any stride).
+  bool is_contiguous() const noexcept;
+  // True when both tensors are views of the same memory whose byte ranges overlap; false for
+  // meta tensors, undefined tensors and empty ranges. Memory is compared by address, so two
+  // storages over the same memory (a DLPack round trip, two from_blob calls) count as shared.
+  // Conservative: interleaved views whose ranges overlap share storage even if no element does.
+  bool shares_storage_with(const Tensor& other) const noexcept;
+
+  // A view with the given geometry over the same storage; `byte_offset` counts from the
+  // storage's start. Throws CheckError when it would reach outside the storage, for negative
+  // strides (Note [No negative strides]) and for an offset that is not a multiple of the element
+  // size. A meta tensor has no storage to bound, so any geometry is a valid meta view.
+  Tensor as_strided(const Shape& shape, const Shape& strides, std::int64_t byte_offset) const;
+  // A contiguous copy, or this tensor when it already is contiguous (CPU and meta). A
+  // non-contiguous CUDA tensor throws OpNotAvailableError: device copies are not available yet.
+  Tensor contiguous() const;
+
+ private:
+  Shape shape_;
+  Shape strides_;
+  std::shared_ptr<Storage> storage_;
+  std::int64_t byte_offset_ = 0;
+  DType dtype_ = DType::kFloat32;
+  Device device_;
+  bool defined_ = false;
+};
+
+}  // namespace tileops

@@ -1,0 +1,95 @@
+// SignatureCall: the record of one call that passed the signature check (reference §6.1). It is
+// immutable once published; Op::last_call() hands it out.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tileops/core/device.hpp"
+#include "tileops/core/dtype.hpp"
+#include "tileops/core/shape.hpp"
+#include "tileops/core/value.hpp"
+
+namespace tileops::manifest {
+
+class SignaturePlan;
+class SignatureCall;
+
+// One tensor of the signature as this call saw it (inputs, construction-time tensors, outputs).
+struct TensorRecord {
+  bool present = false;
+  Shape shape;
+  DType dtype = DType::kFloat32;
+};
+
+// How often one call reads and writes a tensor (effects, MANIFEST.md §5).
+struct Traffic {
+  std::string_view name;
+  int reads = 0;
+  int writes = 0;
+};
+
+// The completed sub-op calls of a composite call, filed by stage in completion order.
+using StageCalls = std::vector<std::pair<std::string, std::vector<std::shared_ptr<const SignatureCall>>>>;
+
+class SignatureCall {
+ public:
+  // The solved value of an index, a construction param in index position or a let; throws
+  // CheckError when the name is not one or was not solved in this call.
+  const Value& index(std::string_view name) const;
+  // Every solved index, param and let, in declaration order (dtype indices as DType values).
+  std::vector<std::pair<std::string, Value>> indices() const;
+
+  // Presence of an input or construction-time tensor; "out" answers has_out().
+  bool present(std::string_view name) const;
+  // Tensor records in signature order: construction-time tensors, inputs, then outputs.
+  std::span<const TensorRecord> tensors() const noexcept { return tensors_; }
+  const TensorRecord& tensor(std::string_view name) const;
+
+  // (prod(shape) * bits + 7) / 8 of a present tensor.
+  std::int64_t bytes(std::string_view name) const;
+  // Reads and writes of every tensor, by the effects of this call's branch.
+  std::vector<Traffic> traffic() const;
+  // Sum of bytes * (reads + writes) over traffic().
+  std::int64_t derived_bytes() const;
+
+  // The call device (nullopt when nothing decides it, see MANIFEST.md §5).
+  std::optional<Device> device() const noexcept { return device_; }
+  bool has_out() const noexcept { return has_out_; }
+  // Names of the inputs this call writes.
+  std::vector<std::string> written() const;
+  bool writes_input(std::size_t input_index) const noexcept { return (written_mask_ >> input_index) & 1u; }
+  // The discriminant point: bit i set when optional input i is present, top bit for out.
+  std::uint32_t branch_key() const noexcept { return presence_; }
+
+  // Inferred shape and dtype of output i.
+  const TensorRecord& output(std::size_t i) const;
+
+  const StageCalls& stages() const noexcept { return stages_; }
+  // A copy of this record with its stages filled (done once, before the record is published).
+  SignatureCall with_stages(StageCalls stages) const;
+
+  const SignaturePlan& plan() const noexcept { return *plan_; }
+  std::span<const Value> frame() const noexcept { return frame_; }
+
+ private:
+  friend class SignaturePlan;
+  SignatureCall() = default;
+
+  std::shared_ptr<const SignaturePlan> plan_;
+  std::vector<Value> frame_;
+  std::vector<TensorRecord> tensors_;
+  std::optional<Device> device_;
+  bool has_out_ = false;
+  std::uint32_t written_mask_ = 0;
+  std::uint32_t presence_ = 0;
+  StageCalls stages_;
+};
+
+}  // namespace tileops::manifest

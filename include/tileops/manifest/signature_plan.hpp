@@ -1,0 +1,101 @@
+// SignaturePlan: everything one op class's manifest signature generates (reference §5.8): the
+// construction check, the call check, output inference (the same code serves meta tensors), the
+// effect branch and operator name of a call, the result check and roofline evaluation.
+//
+// A plan is compiled from its entry once (every expression parsed, kind-checked and resolved to
+// frame slots; the solving order of every presence point fixed) and specialised lazily, once per
+// construction point, under a lock. The call path parses nothing and takes no lock.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tileops/core/tensor.hpp"
+#include "tileops/core/value.hpp"
+#include "tileops/manifest/model.hpp"
+#include "tileops/manifest/signature_call.hpp"
+
+namespace tileops::manifest {
+
+namespace detail {
+struct PlanData;
+struct Specialization;
+}  // namespace detail
+
+// The state construction leaves behind: the checked params and solved construction indices, the
+// construction-time tensors, and the plan's specialisation for this construction point.
+struct ConstructionState {
+  std::vector<Value> frame;                       // one Value per plan slot
+  std::vector<std::optional<Tensor>> ctor_tensors;  // per construction-time tensor param
+  std::shared_ptr<const detail::Specialization> point;
+};
+
+// The effects of a call (reference §2.8): which inputs it writes, whether `out` was passed and
+// which outputs it emits. One compile-boundary operator per distinct branch.
+struct EffectBranch {
+  std::vector<std::string> written;  // sorted
+  bool has_out = false;
+  std::vector<std::string> emitted;  // declaration order
+  std::string operator_name;         // "tileops::<family>_<op>[_writes_x][_out][_without_y]"
+  friend bool operator==(const EffectBranch&, const EffectBranch&) = default;
+};
+
+struct RooflineResult {
+  std::int64_t flops = 0;
+  std::int64_t bytes = 0;
+};
+
+class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
+ public:
+  // Compiles the entry's signature. Throws ManifestError naming entry, field and column for an
+  // expression that does not compile, and for an index no presence point can solve.
+  static std::shared_ptr<const SignaturePlan> build(std::shared_ptr<const Entry> entry);
+  ~SignaturePlan();
+
+  const Entry& entry() const noexcept;
+  const std::string& op_name() const noexcept;
+
+  // Construction check (reference §5.1): params against their types (defaults applied, unknown
+  // names refused), construction-time tensors, every rule and let decidable from them.
+  // Throws CheckError "<Op>: ...".
+  ConstructionState construct(const ParamMap& params,
+                              std::span<const std::optional<Tensor>> ctor_tensors = {}) const;
+
+  // Call check (reference §5.2). `inputs` in signature order, std::nullopt for an absent optional
+  // input; `out` null when not passed. Throws CheckError "<Op>: ...".
+  SignatureCall check(const ConstructionState& state, std::span<const std::optional<Tensor>> inputs,
+                      const Tensor* out = nullptr) const;
+
+  // Result check (reference §5.5): `results` in output order against the record of the call.
+  void check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,
+                    const Tensor* out, std::span<const std::optional<Tensor>> results) const;
+
+  // The effect branch of a call with these optional inputs present.
+  EffectBranch effect_branch(const ConstructionState& state, std::uint32_t presence) const;
+  // The presence key check() would give a call with these inputs and out.
+  std::uint32_t presence_of(std::span<const std::optional<Tensor>> inputs, bool has_out) const;
+
+  // Roofline of a completed call (MANIFEST.md §8); bytes derived from the effects when the entry
+  // gives none. Throws EvalError when a formula fails.
+  RooflineResult eval_roofline(const SignatureCall& call) const;
+
+  // "norm_rms_norm_fwd" for ("norm", "RMSNormFwdOp") (reference §7.2).
+  static std::string operator_stem(const std::string& family, const std::string& op);
+
+  const detail::PlanData& data() const noexcept { return *data_; }
+
+ private:
+  SignaturePlan() = default;
+  std::shared_ptr<const detail::Specialization> specialise(const std::vector<Value>& frame) const;
+
+  std::unique_ptr<detail::PlanData> data_;
+  mutable std::mutex specialisations_mutex_;
+  mutable std::vector<std::shared_ptr<const detail::Specialization>> specialisations_;
+};
+
+}  // namespace tileops::manifest

@@ -1,0 +1,247 @@
+#include "tileops/core/tensor.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "tileops/core/allocator.hpp"
+#include "tileops/core/error.hpp"
+#include "tileops/core/stream.hpp"
+
+namespace tileops {
+
+namespace {
+
+// Throws CheckError from `who` unless every axis length is non-negative.
+void check_lengths(const char* who, const Shape& shape) {
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      throw CheckError(std::string(who) + ": negative length " + std::to_string(shape[i]) +
+                       " at axis " + std::to_string(i) + " of shape " + shape.str());
+    }
+  }
+}
+
+// Bytes a contiguous tensor of `shape` and `dtype` occupies; throws CheckError from `who` when
+// a length is negative or the size overflows.
+std::size_t contiguous_nbytes(const char* who, const Shape& shape, DType dtype) {
+  check_lengths(who, shape);
+  std::optional<std::int64_t> numel = shape.checked_numel();
+  std::int64_t nbytes = 0;
+  if (!numel || __builtin_mul_overflow(*numel, static_cast<std::int64_t>(dtype_size(dtype)),
+                                       &nbytes)) {
+    throw CheckError(std::string(who) + ": shape " + shape.str() +
+                     " holds more bytes than int64 can count");
+  }
+  return static_cast<std::size_t>(nbytes);
+}
+
+// Elements spanned by a view (strided_extent), or CheckError from `who` saying what is wrong.
+std::int64_t checked_extent(const char* who, const Shape& shape, const Shape& strides) {
+  if (shape.size() != strides.size()) {
+    throw CheckError(std::string(who) + ": shape " + shape.str() + " has rank " +
+                     std::to_string(shape.size()) + " but strides " + strides.str() +
+                     " have rank " + std::to_string(strides.size()));
+  }
+  check_lengths(who, shape);
+  for (std::size_t i = 0; i < strides.size(); ++i) {
+    if (strides[i] < 0) {
+      throw CheckError(std::string(who) + ": negative stride " + std::to_string(strides[i]) +
+                       " at axis " + std::to_string(i) +
+                       " (negative strides are not supported)");
+    }
+  }
+  std::optional<std::int64_t> extent = strided_extent(shape, strides);
+  // numel() is unchecked arithmetic, so every tensor's element count must fit (a view with zero
+  // strides can span few elements yet count many).
+  if (!extent || !shape.checked_numel()) {
+    throw CheckError(std::string(who) + ": a view of shape " + shape.str() + " with strides " +
+                     strides.str() + " counts more elements than int64 can hold");
+  }
+  return *extent;
+}
+
+// Bytes from element 0 of a view through the end of its last element.
+std::int64_t checked_extent_bytes(const char* who, const Shape& shape, const Shape& strides,
+                                  std::int64_t extent, DType dtype) {
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(extent, static_cast<std::int64_t>(dtype_size(dtype)), &bytes)) {
+    throw CheckError(std::string(who) + ": a view of shape " + shape.str() + " with strides " +
+                     strides.str() + " spans more bytes than int64 can count");
+  }
+  return bytes;
+}
+
+// Copies the elements of a non-empty strided view, in row-major order, to `dst`. The last axis
+// is the inner loop; an odometer over the outer axes keeps the source offset incrementally.
+void copy_to_contiguous(const std::byte* src, const Shape& shape, const Shape& strides,
+                        std::size_t itemsize, std::byte* dst) {
+  const std::size_t rank = shape.size();
+  const std::int64_t inner = shape[rank - 1];
+  const std::int64_t inner_stride = strides[rank - 1];
+  const std::int64_t rows = shape.numel() / inner;
+  Shape index = Shape::filled(rank, 0);
+  std::int64_t offset = 0;  // of the current row's first element, in elements
+  for (std::int64_t row = 0; row < rows; ++row) {
+    const std::byte* row_src = src + offset * static_cast<std::int64_t>(itemsize);
+    if (inner_stride == 1) {
+      std::memcpy(dst, row_src, static_cast<std::size_t>(inner) * itemsize);
+      dst += static_cast<std::size_t>(inner) * itemsize;
+    } else {
+      for (std::int64_t i = 0; i < inner; ++i, dst += itemsize) {
+        std::memcpy(dst, row_src + i * inner_stride * static_cast<std::int64_t>(itemsize),
+                    itemsize);
+      }
+    }
+    for (std::size_t axis = rank - 1; axis-- > 0;) {
+      offset += strides[axis];
+      if (++index[axis] < shape[axis]) break;
+      offset -= strides[axis] * shape[axis];
+      index[axis] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const Stream* stream) {
+  if (device.is_meta()) return meta(shape, dtype);
+  const std::size_t nbytes = contiguous_nbytes("Tensor::empty", shape, dtype);
+  std::shared_ptr<Allocator> allocator = allocator_for(device.type);
+  if (!allocator) {
+    throw OpNotAvailableError("Tensor::empty: no allocator is installed for " + device.str() +
+                              " (install one with set_allocator)");
+  }
+  const Stream on = stream ? *stream : current_stream(device);
+  if (on.device() != device) {
+    throw CheckError("Tensor::empty: the stream is on " + on.device().str() +
+                     " but the tensor is to be on " + device.str());
+  }
+  // An empty tensor needs no memory; allocators never see a zero-byte request.
+  std::shared_ptr<void> memory = nbytes > 0 ? allocator->allocate(nbytes, on) : nullptr;
+  void* data = memory.get();
+
+  Tensor t;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.storage_ = std::make_shared<Storage>(data, nbytes, device, std::move(memory));
+  t.dtype_ = dtype;
+  t.device_ = device;
+  t.defined_ = true;
+  return t;
+}
+
+Tensor Tensor::meta(const Shape& shape, DType dtype) {
+  contiguous_nbytes("Tensor::meta", shape, dtype);
+  Tensor t;
+  t.shape_ = shape;
+  t.strides_ = contiguous_strides(shape);
+  t.dtype_ = dtype;
+  t.device_ = Device::meta();
+  t.defined_ = true;
+  return t;
+}
+
+Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype,
+                         Device device, std::shared_ptr<void> owner, bool read_only) {
+  constexpr const char* kWho = "Tensor::from_blob";
+  if (device.is_meta()) {
+    throw CheckError("Tensor::from_blob: a meta tensor has no data; use Tensor::meta");
+  }
+  const std::int64_t extent = checked_extent(kWho, shape, strides);
+  if (extent > 0 && data == nullptr) {
+    throw CheckError("Tensor::from_blob: null data for a view of shape " + shape.str());
+  }
+  // The caller vouches for the memory the view spans and nothing more, so that is the storage.
+  const std::int64_t nbytes = checked_extent_bytes(kWho, shape, strides, extent, dtype);
+
+  Tensor t;
+  t.shape_ = shape;
+  t.strides_ = strides;
+  t.storage_ = std::make_shared<Storage>(data, static_cast<std::size_t>(nbytes), device,
+                                         std::move(owner), read_only);
+  t.dtype_ = dtype;
+  t.device_ = device;
+  t.defined_ = true;
+  return t;
+}
+
+void* Tensor::data_ptr() const noexcept {
+  if (!storage_ || storage_->data() == nullptr) return nullptr;
+  return static_cast<std::byte*>(storage_->data()) + byte_offset_;
+}
+
+bool Tensor::is_contiguous() const noexcept {
+  if (!defined_) return false;
+  if (numel() == 0) return true;
+  std::int64_t expected = 1;
+  for (std::size_t i = shape_.size(); i-- > 0;) {
+    if (shape_[i] == 1) continue;
+    if (strides_[i] != expected) return false;
+    expected *= shape_[i];
+  }
+  return true;
+}
+
+bool Tensor::shares_storage_with(const Tensor& other) const noexcept {
+  // Byte span [first, last) of a view's elements, by address; empty for views with no data.
+  auto span_of = [](const Tensor& t) -> std::pair<std::uintptr_t, std::uintptr_t> {
+    if (!t.defined_ || t.data_ptr() == nullptr) return {0, 0};
+    std::optional<std::int64_t> extent = strided_extent(t.shape_, t.strides_);
+    if (!extent || *extent == 0) return {0, 0};
+    const auto first = reinterpret_cast<std::uintptr_t>(t.data_ptr());
+    return {first, first + static_cast<std::uintptr_t>(*extent) * t.itemsize()};
+  };
+  if (device_ != other.device_) return false;
+  const auto [a_first, a_last] = span_of(*this);
+  const auto [b_first, b_last] = span_of(other);
+  if (a_first == a_last || b_first == b_last) return false;
+  return a_first < b_last && b_first < a_last;
+}
+
+Tensor Tensor::as_strided(const Shape& shape, const Shape& strides,
+                          std::int64_t byte_offset) const {
+  constexpr const char* kWho = "Tensor::as_strided";
+  if (!defined_) throw CheckError("Tensor::as_strided: the tensor is undefined");
+  const std::int64_t extent = checked_extent(kWho, shape, strides);
+  const auto itemsize = static_cast<std::int64_t>(this->itemsize());
+  if (byte_offset < 0 || byte_offset % itemsize != 0) {
+    throw CheckError("Tensor::as_strided: byte offset " + std::to_string(byte_offset) +
+                     " is not a non-negative multiple of the element size " +
+                     std::to_string(itemsize));
+  }
+  if (storage_) {
+    std::int64_t end = 0;
+    const std::int64_t extent_bytes = checked_extent_bytes(kWho, shape, strides, extent, dtype_);
+    if (__builtin_add_overflow(byte_offset, extent_bytes, &end) ||
+        static_cast<std::uint64_t>(end) > storage_->nbytes()) {
+      throw CheckError("Tensor::as_strided: a view of shape " + shape.str() + " with strides " +
+                       strides.str() + " at byte offset " + std::to_string(byte_offset) +
+                       " reaches outside the storage of " + std::to_string(storage_->nbytes()) +
+                       " bytes");
+    }
+  }
+  Tensor view = *this;
+  view.shape_ = shape;
+  view.strides_ = strides;
+  view.byte_offset_ = byte_offset;
+  return view;
+}
+
+Tensor Tensor::contiguous() const {
+  if (!defined_) throw CheckError("Tensor::contiguous: the tensor is undefined");
+  if (is_contiguous()) return *this;
+  if (is_meta()) return meta(shape_, dtype_);
+  if (!device_.is_cpu()) {
+    throw OpNotAvailableError("Tensor::contiguous: copying a non-contiguous " + device_.str() +
+                              " tensor is not available; only CPU tensors can be copied");
+  }
+  Tensor out = empty(shape_, dtype_, device_);
+  copy_to_contiguous(static_cast<const std::byte*>(data_ptr()), shape_, strides_, itemsize(),
+                     static_cast<std::byte*>(out.data_ptr()));
+  return out;
+}
+
+}  // namespace tileops

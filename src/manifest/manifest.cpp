@@ -1,0 +1,156 @@
+#include "tileops/manifest/manifest.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <mutex>
+#include <regex>
+#include <sstream>
+
+#include "manifest/entry_reader.hpp"
+#include "manifest/yaml_scalar.hpp"
+#include "tileops/core/error.hpp"
+#include "tileops/manifest/embedded.hpp"
+
+namespace tileops::manifest {
+namespace {
+
+std::string file_stem(std::string_view file_name) {
+  std::string_view base = file_name.substr(file_name.find_last_of('/') + 1);
+  return std::string(base.substr(0, base.find('.')));
+}
+
+[[noreturn]] void throw_diagnostics(const std::vector<std::string>& diags) {
+  std::string msg;
+  for (const auto& d : diags) msg += (msg.empty() ? "" : "\n") + d;
+  throw ManifestError(msg);
+}
+
+}  // namespace
+
+std::string Origin::str() const {
+  return fmt::format("{}:{}:{}: {}: {}", file, line, column, entry, field);
+}
+
+const IndexDecl* Entry::find_index(std::string_view n) const noexcept {
+  for (const auto& i : forall)
+    if (i.name == n) return &i;
+  return nullptr;
+}
+const ParamDecl* Entry::find_param(std::string_view n) const noexcept {
+  for (const auto& p : params)
+    if (p.name == n) return &p;
+  return nullptr;
+}
+const TensorDecl* Entry::find_input(std::string_view n) const noexcept {
+  for (const auto& t : inputs)
+    if (t.name == n) return &t;
+  return nullptr;
+}
+const TensorDecl* Entry::find_output(std::string_view n) const noexcept {
+  for (const auto& t : outputs)
+    if (t.name == n) return &t;
+  return nullptr;
+}
+
+Manifest Manifest::parse(std::string_view file_name, std::string_view text,
+                         std::vector<std::string>& diagnostics) {
+  Manifest m;
+  std::string file(file_name.substr(file_name.find_last_of('/') + 1));
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    diagnostics.push_back(fmt::format("{}:{}:{}: YAML syntax: {}", file, e.mark.line + 1,
+                                      e.mark.column + 1, e.msg));
+    return m;
+  }
+  if (!root.IsMap() || root.size() == 0) {
+    diagnostics.push_back(fmt::format("{}:1:1: a manifest file is a non-empty mapping of op names to entries", file));
+    return m;
+  }
+  for (const auto& [key, mark] : detail::duplicate_keys(root))
+    diagnostics.push_back(fmt::format("{}:{}:{}: {}: duplicate entry", file, mark.line + 1, mark.column + 1, key));
+  static const std::regex op_name("[A-Z][A-Za-z0-9]*Op");
+  std::string stem = file_stem(file);
+  for (const auto& kv : root) {
+    std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
+    YAML::Mark mark = kv.first.Mark();
+    if (!std::regex_match(name, op_name)) {
+      diagnostics.push_back(fmt::format("{}:{}:{}: '{}' is not an op class name ({{PascalCase}}[Fwd|Bwd]Op)",
+                                        file, mark.line + 1, mark.column + 1, name));
+      continue;
+    }
+    if (m.find(name)) continue;  // reported as a duplicate above
+    detail::EntryReader reader(file, name, diagnostics);
+    Entry e = reader.read(kv.second);
+    if (!e.family.empty() && stem != e.family && stem.rfind(e.family + "_", 0) != 0) {
+      diagnostics.push_back(fmt::format("{}:{}:{}: {}: family: '{}' does not match the file name {}",
+                                        file, mark.line + 1, mark.column + 1, name, e.family, file));
+    }
+    m.entries_.push_back(std::make_shared<const Entry>(std::move(e)));
+  }
+  return m;
+}
+
+Manifest Manifest::load_string(std::string_view file_name, std::string_view text) {
+  std::vector<std::string> diags;
+  Manifest m = parse(file_name, text, diags);
+  if (!diags.empty()) throw_diagnostics(diags);
+  return m;
+}
+
+Manifest Manifest::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ManifestError(fmt::format("{}: cannot read the file", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return load_string(path, buffer.str());
+}
+
+void Manifest::merge(const Manifest& other, std::vector<std::string>& diagnostics) {
+  for (const auto& e : other.entries_) {
+    if (const Entry* mine = find(e->name)) {
+      diagnostics.push_back(fmt::format("{}: {}: the op is also declared in {}", e->file, e->name, mine->file));
+      continue;
+    }
+    entries_.push_back(e);
+  }
+}
+
+void Manifest::merge(const Manifest& other) {
+  std::vector<std::string> diags;
+  merge(other, diags);
+  if (!diags.empty()) throw_diagnostics(diags);
+}
+
+const Entry* Manifest::find(std::string_view op) const noexcept {
+  for (const auto& e : entries_)
+    if (e->name == op) return e.get();
+  return nullptr;
+}
+
+const Entry& Manifest::at(std::string_view op) const {
+  if (const Entry* e = find(op)) return *e;
+  throw ManifestError(fmt::format("{}: no manifest entry", op));
+}
+
+const Manifest& Manifest::builtin() {
+  // Note [Embedded manifest]: the family files are compiled into the library, so an installed
+  // library needs no data file. A broken embedded file is a build defect that the tests catch;
+  // here it throws on every call, never half-loads.
+  static const Manifest* instance = [] {
+    auto* m = new Manifest();
+    std::vector<std::string> diags;
+    for (const auto& f : tileops::detail::embedded_manifest_files()) {
+      Manifest part = parse(f.name, f.content, diags);
+      m->merge(part, diags);
+    }
+    if (!diags.empty()) throw_diagnostics(diags);
+    return m;
+  }();
+  return *instance;
+}
+
+}  // namespace tileops::manifest

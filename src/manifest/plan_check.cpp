@@ -1,0 +1,220 @@
+// The call check (reference §5.2) and the result check (§5.5).
+#include <fmt/format.h>
+
+#include "manifest/plan_exec.hpp"
+#include "manifest/plan_internal.hpp"
+#include "tileops/core/error.hpp"
+
+namespace tileops::manifest {
+
+using detail::PlanData;
+using detail::PlanTensor;
+
+namespace {
+
+[[noreturn]] void fail(const PlanData& d, const std::string& what) {
+  throw CheckError(fmt::format("{}: {}", d.op_name, what));
+}
+
+bool present(const std::optional<Tensor>& t) { return t && t->defined(); }
+
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.byte_offset() == b.byte_offset() && a.shape() == b.shape() &&
+         a.strides() == b.strides() && a.dtype() == b.dtype() && a.device() == b.device();
+}
+
+std::optional<Device> call_device(const PlanData& d, const ConstructionState& state,
+                                  std::span<const std::optional<Tensor>> inputs) {
+  std::optional<Device> device;
+  for (int i = 0; i < d.num_inputs; ++i) {
+    if (!present(inputs[i])) continue;
+    const Tensor& t = *inputs[i];
+    if (d.input(i).decl->cpu_only) {
+      if (!t.device().is_cpu() && !t.device().is_meta())
+        fail(d, fmt::format("{} declares `device: cpu` but is on {}", d.input(i).decl->name, t.device().str()));
+      continue;
+    }
+    if (!device) {
+      device = t.device();
+    } else if (*device != t.device()) {
+      std::string devices;
+      for (int j = 0; j < d.num_inputs; ++j)
+        if (present(inputs[j]) && !d.input(j).decl->cpu_only)
+          devices += (devices.empty() ? "" : ", ") + d.input(j).decl->name + " on " + inputs[j]->device().str();
+      fail(d, fmt::format("needs every tensor on one device; got [{}]", devices));
+    }
+  }
+  if (device) return device;
+  if (const ParamDecl* p = d.entry->find_param("device"); p && !p->tensor) {
+    const Value& v = state.frame[d.scope.find("device")->slot];
+    if (v.is_str()) return Device::parse(v.as_str());
+  }
+  for (const auto& t : state.ctor_tensors) {
+    if (!t) continue;
+    if (!device) device = t->device();
+    else if (*device != t->device()) fail(d, "construction-time tensors are on more than one device");
+  }
+  return device;
+}
+
+void check_dtype_combos(const PlanData& d, const std::vector<Value>& frame) {
+  const auto& combos = d.entry->dtype_combos;
+  if (combos.empty()) return;
+  for (const auto& row : combos) {
+    bool match = true;
+    for (const auto& [name, dt] : row) {
+      const expr::Scope::Entry* s = d.scope.find(name);
+      match = match && s && frame[s->slot].is_dtype() && frame[s->slot].as_dtype() == dt;
+    }
+    if (match) return;
+  }
+  std::string cols, vals;
+  for (const auto& [name, dt] : combos.front()) {
+    cols += (cols.empty() ? "" : ", ") + name;
+    const expr::Scope::Entry* s = d.scope.find(name);
+    vals += (vals.empty() ? "" : ", ") +
+            (s && frame[s->slot].is_dtype() ? std::string(dtype_name(frame[s->slot].as_dtype())) : "?");
+  }
+  fail(d, fmt::format("[{}] = [{}] is not a dtype_combos row", cols, vals));
+}
+
+}  // namespace
+
+SignatureCall SignaturePlan::check(const ConstructionState& state,
+                                   std::span<const std::optional<Tensor>> inputs, const Tensor* out) const {
+  const PlanData& d = *data_;
+  if (inputs.size() != static_cast<std::size_t>(d.num_inputs))
+    fail(d, fmt::format("takes {} inputs, got {}", d.num_inputs, inputs.size()));
+  std::uint32_t presence = 0;
+  for (int i = 0; i < d.num_inputs; ++i) {
+    const PlanTensor& t = d.input(i);
+    if (!present(inputs[i])) {
+      if (t.optional_bit < 0) fail(d, fmt::format("'{}' is required", t.decl->name));
+    } else if (t.optional_bit >= 0) {
+      presence |= 1u << t.optional_bit;
+    }
+  }
+  const bool has_out = out && out->defined();
+  if (has_out && d.buffer_output < 0) fail(d, "takes no out buffer");
+  const detail::Schedule& schedule = d.calls[presence];
+  if (has_out) presence |= 1u << d.out_bit;
+
+  std::optional<Device> device = call_device(d, state, inputs);
+  const std::uint32_t written = state.point->written[presence];
+  for (int i = 0; i < d.num_inputs; ++i) {
+    if (!present(inputs[i])) continue;
+    const Tensor& t = *inputs[i];
+    const TensorDecl& decl = *d.input(i).decl;
+    if (decl.contiguous && !t.is_contiguous()) fail(d, fmt::format("{} must be contiguous", decl.name));
+    if (((written >> i) & 1u) && t.read_only()) fail(d, fmt::format("{} is written but read-only", decl.name));
+  }
+
+  SignatureCall call;
+  call.plan_ = shared_from_this();
+  call.frame_ = state.frame;
+  call.tensors_.resize(d.tensors.size());
+  for (int i = 0; i < d.num_ctor; ++i) {
+    if (const auto& t = state.ctor_tensors[i]) call.tensors_[i] = {true, t->shape(), t->dtype()};
+  }
+  for (int i = 0; i < d.num_inputs; ++i) {
+    if (present(inputs[i])) call.tensors_[d.num_ctor + i] = {true, inputs[i]->shape(), inputs[i]->dtype()};
+  }
+  for (int slot : schedule.fill_tensor_slots) {
+    int ti = d.slot_tensor[slot];
+    bool is_present = slot == d.out_slot ? has_out : (ti >= 0 && (call.tensors_[ti].present || d.tensors[ti].role == PlanTensor::Role::kOutput));
+    call.frame_[slot] = is_present ? Value(true) : Value();
+  }
+  detail::CallScratch scratch(d);
+  detail::run_schedule(d, schedule, call.frame_, call.tensors_, scratch);
+  check_dtype_combos(d, call.frame_);
+
+  for (int o = 0; o < d.num_outputs; ++o) {
+    const PlanTensor& t = d.output(o);
+    TensorRecord& rec = call.tensors_[d.num_ctor + d.num_inputs + o];
+    rec.present = true;
+    for (std::size_t k = 0; k < t.axes.size(); ++k) {
+      Value v = detail::eval_checked(d, t.axes[k], call.frame_, t.decl->name + ".shape");
+      if (t.decl->shape.axes[k].splice) {
+        rec.shape.append(v.as_int_list());
+      } else {
+        if (v.as_int() < 0)
+          fail(d, fmt::format("axis {} of {}, {}, is negative ({})", rec.shape.size(), t.decl->name,
+                              t.decl->shape.axes[k].expr.source, v.as_int()));
+        rec.shape.push_back(v.as_int());
+      }
+    }
+    rec.dtype = detail::eval_checked(d, t.dtype, call.frame_, t.decl->name + ".dtype").as_dtype();
+  }
+
+  if (has_out) {
+    const TensorRecord& want = call.tensors_[d.num_ctor + d.num_inputs + d.buffer_output];
+    const std::string& oname = d.output(d.buffer_output).decl->name;
+    if (out->shape() != want.shape)
+      fail(d, fmt::format("out does not have the shape of {}: got {}, expected {}", oname, out->shape().str(), want.shape.str()));
+    if (out->dtype() != want.dtype)
+      fail(d, fmt::format("out dtype is not the dtype of {}: got {}, expected {}", oname, dtype_name(out->dtype()), dtype_name(want.dtype)));
+    if (device && out->device() != *device)
+      fail(d, fmt::format("out is not on the call device {}: got {}", device->str(), out->device().str()));
+    if (!out->is_contiguous()) fail(d, "out must be contiguous");
+    if (out->read_only()) fail(d, "out is read-only");
+    for (int i = 0; i < d.num_inputs; ++i)
+      if (present(inputs[i]) && out->shares_storage_with(*inputs[i]))
+        fail(d, fmt::format("out shares storage with input {}", d.input(i).decl->name));
+  }
+  for (int i = 0; i < d.num_inputs; ++i) {
+    if (!((written >> i) & 1u)) continue;
+    for (int j = 0; j < d.num_inputs; ++j) {
+      if (j != i && present(inputs[j]) && inputs[i]->shares_storage_with(*inputs[j]))
+        fail(d, fmt::format("{} is written and shares storage with input {}", d.input(i).decl->name, d.input(j).decl->name));
+    }
+  }
+
+  call.device_ = device;
+  call.has_out_ = has_out;
+  call.written_mask_ = written;
+  call.presence_ = presence;
+  return call;
+}
+
+void SignaturePlan::check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,
+                                 const Tensor* out, std::span<const std::optional<Tensor>> results) const {
+  const PlanData& d = *data_;
+  if (results.size() != static_cast<std::size_t>(d.num_outputs))
+    fail(d, fmt::format("forward returns {} outputs; the signature declares {}", results.size(), d.num_outputs));
+  for (int o = 0; o < d.num_outputs; ++o) {
+    const TensorDecl& decl = *d.output(o).decl;
+    if (!present(results[o])) fail(d, fmt::format("forward returns no tensor for output {}", decl.name));
+    const Tensor& r = *results[o];
+    if (decl.buffer_out && call.has_out()) {
+      if (!out || !same_tensor(r, *out)) fail(d, fmt::format("output {} is not the out tensor the call passed", decl.name));
+      continue;
+    }
+    if (!decl.alias.empty()) {
+      const TensorDecl* in = d.entry->find_input(decl.alias);
+      int ii = static_cast<int>(in - d.entry->inputs.data());
+      if (call.writes_input(ii)) {
+        if (!present(inputs[ii]) || !same_tensor(r, *inputs[ii]))
+          fail(d, fmt::format("output {} is not input {}, which it aliases", decl.name, decl.alias));
+        continue;
+      }
+    }
+    const TensorRecord& want = call.output(o);
+    if (r.shape() != want.shape)
+      fail(d, fmt::format("output {} has shape {}, expected {}", decl.name, r.shape().str(), want.shape.str()));
+    if (r.dtype() != want.dtype)
+      fail(d, fmt::format("output {} has dtype {}, expected {}", decl.name, dtype_name(r.dtype()), dtype_name(want.dtype)));
+    if (call.device() && r.device() != *call.device())
+      fail(d, fmt::format("output {} is on {}, not on the call device {}", decl.name, r.device().str(), call.device()->str()));
+    if (decl.contiguous && !r.is_contiguous()) fail(d, fmt::format("output {} must be contiguous", decl.name));
+    for (int i = 0; i < d.num_inputs; ++i) {
+      if (present(inputs[i]) && r.shares_storage_with(*inputs[i]))
+        fail(d, fmt::format("output {} shares storage with a tensor it does not declare as its alias (input {})", decl.name, d.input(i).decl->name));
+    }
+    for (int p = 0; p < o; ++p) {
+      if (present(results[p]) && r.shares_storage_with(*results[p]))
+        fail(d, fmt::format("output {} shares storage with a tensor it does not declare as its alias (output {})", decl.name, d.output(p).decl->name));
+    }
+  }
+}
+
+}  // namespace tileops::manifest

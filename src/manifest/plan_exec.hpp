@@ -1,0 +1,34 @@
+// Running a schedule over one call's frame: the binds, solves and checks of Note [Solving order].
+#pragma once
+
+#include <vector>
+
+#include "manifest/plan_internal.hpp"
+
+namespace tileops::manifest::detail {
+
+// Axis positions of every shape term of one call, inline for ordinary entries.
+class CallScratch {
+ public:
+  explicit CallScratch(const PlanData& d) {
+    if (d.total_terms > kInlineTerms) heap_.resize(d.total_terms);
+  }
+  std::int64_t* pos() noexcept { return heap_.empty() ? inline_ : heap_.data(); }
+
+ private:
+  std::int64_t inline_[kInlineTerms];
+  std::vector<std::int64_t> heap_;
+};
+
+inline int slot_tensor(const PlanData& d, int slot) { return d.slot_tensor[slot]; }
+
+// Runs `s` over `frame`; `records` holds the shape and dtype of every present tensor. Throws
+// CheckError "<Op>: ..." at the first failing check.
+void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& frame,
+                  const std::vector<TensorRecord>& records, CallScratch& scratch);
+
+// Evaluates `p`, turning an evaluation failure into CheckError "<Op>: <where>: <what>".
+Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame,
+                   const std::string& where);
+
+}  // namespace tileops::manifest::detail

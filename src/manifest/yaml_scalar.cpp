@@ -1,0 +1,85 @@
+#include "manifest/yaml_scalar.hpp"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <map>
+#include <regex>
+#include <set>
+
+namespace tileops::manifest::detail {
+namespace {
+
+bool is_null_text(const std::string& s) {
+  return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
+}
+
+bool matches(const std::string& s, const char* pattern) {
+  static thread_local std::map<const char*, std::regex> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern)).first;
+  return std::regex_match(s, it->second);
+}
+
+}  // namespace
+
+Value resolve_scalar(const YAML::Node& node) {
+  const std::string& s = node.Scalar();
+  if (node.Tag() == "!") return Value(s);  // quoted
+  if (is_null_text(s)) return Value();
+  if (s == "true" || s == "True" || s == "TRUE") return Value(true);
+  if (s == "false" || s == "False" || s == "FALSE") return Value(false);
+  if (matches(s, "[-+]?[0-9]+")) {
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(s.c_str(), &end, 10);
+    if (errno == ERANGE) return Value(s);
+    return Value(static_cast<std::int64_t>(v));
+  }
+  if (matches(s, "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?")) {
+    return Value(std::strtod(s.c_str(), nullptr));
+  }
+  if (matches(s, "[-+]?\\.(inf|Inf|INF)")) {
+    return Value(s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                             : std::numeric_limits<double>::infinity());
+  }
+  if (matches(s, "\\.(nan|NaN|NAN)")) return Value(std::numeric_limits<double>::quiet_NaN());
+  return Value(s);
+}
+
+Value node_to_value(const YAML::Node& node) {
+  if (node.IsScalar()) return resolve_scalar(node);
+  if (node.IsNull()) return Value();
+  if (!node.IsSequence()) return Value(std::string("<mapping>"));
+  std::vector<Value> items;
+  bool all_int = true, all_number = true;
+  for (const auto& child : node) {
+    items.push_back(node_to_value(child));
+    all_int = all_int && items.back().is_int();
+    all_number = all_number && items.back().is_number();
+  }
+  if (all_int) {
+    Shape ints;
+    for (const Value& v : items) ints.push_back(v.as_int());
+    return Value(std::move(ints));
+  }
+  if (all_number) {
+    std::vector<double> floats;
+    for (const Value& v : items) floats.push_back(v.as_float());
+    return Value(std::move(floats));
+  }
+  return Value(ValueTuple(std::move(items)));
+}
+
+std::vector<std::pair<std::string, YAML::Mark>> duplicate_keys(const YAML::Node& map) {
+  std::vector<std::pair<std::string, YAML::Mark>> dups;
+  std::set<std::string> seen;
+  for (const auto& kv : map) {
+    std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("<non-scalar key>");
+    if (!seen.insert(key).second) dups.emplace_back(key, kv.first.Mark());
+  }
+  return dups;
+}
+
+}  // namespace tileops::manifest::detail
