@@ -74,10 +74,11 @@ std::int64_t checked_extent_bytes(const char* who, const Shape& shape, const Sha
   return bytes;
 }
 
-// Copies the elements of a non-empty strided view, in row-major order, to `dst`. The last axis
-// is the inner loop; an odometer over the outer axes keeps the source offset incrementally.
-void copy_to_contiguous(const std::byte* src, const Shape& shape, const Shape& strides,
-                        std::size_t itemsize, std::byte* dst) {
+// Walks the elements of a non-empty strided view in row-major order, copying each between the
+// view (`strided`) and a contiguous buffer (`packed`): gathering when `gather`, else scattering.
+// The last axis is the inner loop; an odometer over the outer axes keeps the view's offset.
+void copy_strided(std::byte* strided, const Shape& shape, const Shape& strides, std::size_t itemsize,
+                  std::byte* packed, bool gather) {
   const std::size_t rank = shape.size();
   const std::int64_t inner = shape[rank - 1];
   const std::int64_t inner_stride = strides[rank - 1];
@@ -85,14 +86,15 @@ void copy_to_contiguous(const std::byte* src, const Shape& shape, const Shape& s
   Shape index = Shape::filled(rank, 0);
   std::int64_t offset = 0;  // of the current row's first element, in elements
   for (std::int64_t row = 0; row < rows; ++row) {
-    const std::byte* row_src = src + offset * static_cast<std::int64_t>(itemsize);
+    std::byte* row_view = strided + offset * static_cast<std::int64_t>(itemsize);
     if (inner_stride == 1) {
-      std::memcpy(dst, row_src, static_cast<std::size_t>(inner) * itemsize);
-      dst += static_cast<std::size_t>(inner) * itemsize;
+      const std::size_t bytes = static_cast<std::size_t>(inner) * itemsize;
+      gather ? std::memcpy(packed, row_view, bytes) : std::memcpy(row_view, packed, bytes);
+      packed += bytes;
     } else {
-      for (std::int64_t i = 0; i < inner; ++i, dst += itemsize) {
-        std::memcpy(dst, row_src + i * inner_stride * static_cast<std::int64_t>(itemsize),
-                    itemsize);
+      for (std::int64_t i = 0; i < inner; ++i, packed += itemsize) {
+        std::byte* element = row_view + i * inner_stride * static_cast<std::int64_t>(itemsize);
+        gather ? std::memcpy(packed, element, itemsize) : std::memcpy(element, packed, itemsize);
       }
     }
     for (std::size_t axis = rank - 1; axis-- > 0;) {
@@ -239,9 +241,29 @@ Tensor Tensor::contiguous() const {
                               " tensor is not available; only CPU tensors can be copied");
   }
   Tensor out = empty(shape_, dtype_, device_);
-  copy_to_contiguous(static_cast<const std::byte*>(data_ptr()), shape_, strides_, itemsize(),
-                     static_cast<std::byte*>(out.data_ptr()));
+  copy_strided(static_cast<std::byte*>(data_ptr()), shape_, strides_, itemsize(),
+               static_cast<std::byte*>(out.data_ptr()), /*gather=*/true);
   return out;
+}
+
+void Tensor::copy_from(const Tensor& src) {
+  if (!defined_ || !src.defined_) throw CheckError("Tensor::copy_from: a tensor is undefined");
+  if (src.shape_ != shape_ || src.dtype_ != dtype_)
+    throw CheckError("Tensor::copy_from: the source has shape " + src.shape_.str() + " and dtype " +
+                     std::string(dtype_name(src.dtype_)) + ", the destination " + shape_.str() + " and " +
+                     std::string(dtype_name(dtype_)));
+  if (!device_.is_cpu() || !src.device_.is_cpu())
+    throw OpNotAvailableError("Tensor::copy_from: only CPU tensors can be copied");
+  if (read_only()) throw CheckError("Tensor::copy_from: the destination is read-only");
+  if (numel() == 0) return;
+  Tensor packed = src.contiguous();
+  if (packed.shares_storage_with(*this)) {  // overlapping views: go through a private buffer
+    packed = empty(shape_, dtype_);
+    copy_strided(static_cast<std::byte*>(src.data_ptr()), src.shape_, src.strides_, itemsize(),
+                 static_cast<std::byte*>(packed.data_ptr()), /*gather=*/true);
+  }
+  copy_strided(static_cast<std::byte*>(data_ptr()), shape_, strides_, itemsize(),
+               static_cast<std::byte*>(packed.data_ptr()), /*gather=*/false);
 }
 
 }  // namespace tileops

@@ -41,13 +41,15 @@ Origin EntryReader::origin(const YAML::Node& at, const std::string& field) const
 
 void EntryReader::error_at(const YAML::Mark& mark, const std::string& field,
                            const std::string& what) {
-  diags_.push_back(
-      fmt::format("{}:{}:{}: {}: {}: {}", file_, mark.line + 1, mark.column + 1, entry_, field, what));
+  // The entry's own keys have no field: "<file>:<line>:<column>: <entry>: <what>".
+  diags_.push_back(fmt::format("{}:{}:{}: {}: {}{}", file_, mark.line + 1, mark.column + 1, entry_,
+                               field.empty() ? "" : field + ": ", what));
 }
 
 void EntryReader::error(const YAML::Node& at, const std::string& field, const std::string& what) {
   Origin o = origin(at, field);
-  diags_.push_back(fmt::format("{}:{}:{}: {}: {}: {}", file_, o.line, o.column, entry_, field, what));
+  diags_.push_back(fmt::format("{}:{}:{}: {}: {}{}", file_, o.line, o.column, entry_,
+                               field.empty() ? "" : field + ": ", what));
 }
 
 bool EntryReader::expect_map_any_keys(const YAML::Node& node, const std::string& field) {
@@ -102,7 +104,7 @@ std::optional<Expr> EntryReader::read_expr(const YAML::Node& node, const std::st
     e.ast = expr::parse(e.source);
   } catch (const expr::ExprError& err) {
     diags_.push_back(fmt::format("{}:{}:{}: {}: {}: {} in \"{}\"", file_, e.origin.line,
-                                 e.origin.column + err.column() - 1, entry_, field, err.what(),
+                                 e.origin.column + err.column() - 1, entry_, field, err.detail(),
                                  e.source));
     return std::nullopt;
   }
@@ -151,7 +153,7 @@ std::optional<ShapeDecl> EntryReader::read_shape(const YAML::Node& node, const s
       term.expr.ast = expr::parse(text);
     } catch (const expr::ExprError& err) {
       diags_.push_back(fmt::format("{}:{}:{}: {}: {}: {} in \"{}\"", file_, shape.origin.line,
-                                   column + err.column() - 1, entry_, field, err.what(), s));
+                                   column + err.column() - 1, entry_, field, err.detail(), s));
       ok = false;
       continue;
     }
@@ -242,17 +244,15 @@ void EntryReader::read_forall(const YAML::Node& node, Entry& e) {
       idx.kind = IndexKind::kSeqInt;
     } else if (k.rfind("DType[", 0) == 0 && k.back() == ']') {
       idx.kind = IndexKind::kDType;
-      bool ok = true;
       for (const std::string& part : split_top_level(k.substr(6, k.size() - 7), '|')) {
         auto d = parse_dtype(trim(part));
         if (!d) {
           error(kv.second, field, fmt::format("'{}' is not a dtype", trim(part)));
-          ok = false;
         } else {
           idx.dtypes.push_back(*d);
         }
       }
-      if (!ok) continue;
+      // The index stays declared with the dtypes that parse, so that its uses report nothing more.
     } else {
       error(kv.second, field, fmt::format("kind is Dim, Shape, Seq[Int] or DType[...], not '{}'", k));
       continue;
@@ -295,7 +295,7 @@ void EntryReader::read_params(const YAML::Node& node, Entry& e) {
       auto conformed = conform_param_value(*type, raw);
       if (!conformed) {
         error(p["default"], field + ".default",
-              fmt::format("{} is not a {}", raw.repr(), type->text));
+              fmt::format("{} is not {}", raw.repr(), with_article(type->text)));
         continue;
       }
       decl.default_value = *conformed;
@@ -423,7 +423,7 @@ void EntryReader::read_workloads(const YAML::Node& node, Entry& e) {
         Value raw = node_to_value(kv.second);
         auto conformed = conform_param_value(p->type, raw);
         if (!conformed) {
-          error(kv.second, kf, fmt::format("{} is not a {}", raw.repr(), p->type.text));
+          error(kv.second, kf, fmt::format("{} is not {}", raw.repr(), with_article(p->type.text)));
           continue;
         }
         w.params.set(key, *conformed);

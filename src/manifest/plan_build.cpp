@@ -17,9 +17,10 @@ expr::Type param_expr_type(const ParamType& t) {
   expr::Kind k = expr::Kind::kAny;
   switch (t.kind) {
     case ParamKind::kInt: k = expr::Kind::kInt; break;
-    // An `int | float` param holds either at run time; the evaluator reads the Value it holds.
-    case ParamKind::kFloat:
-    case ParamKind::kNumber: k = expr::Kind::kFloat; break;
+    case ParamKind::kFloat: k = expr::Kind::kFloat; break;
+    // An `int | float` param holds either at run time: it has no static kind, so category() and
+    // comparisons read the value it holds.
+    case ParamKind::kNumber: k = expr::Kind::kAny; break;
     case ParamKind::kBool: k = expr::Kind::kBool; break;
     case ParamKind::kStr:
     case ParamKind::kEnum: k = expr::Kind::kStr; break;
@@ -49,6 +50,11 @@ expr::Type index_expr_type(IndexKind k) {
   throw ManifestError(fmt::format("{}: {}: {}: {}", e.file, e.name, field, what));
 }
 
+// As fail(), at the line and column of the declaration `at`.
+[[noreturn]] void fail(const Origin& at, const std::string& field, const std::string& what) {
+  throw ManifestError(fmt::format("{}:{}:{}: {}: {}: {}", at.file, at.line, at.column, at.entry, field, what));
+}
+
 // Compiles one expression, requiring `want` (kAny: anything), turning errors into diagnostics.
 expr::Program compile_at(const Expr& ex, const expr::Scope& scope, expr::Kind want,
                          const char* want_text, bool allow_bytes = false) {
@@ -70,7 +76,8 @@ std::vector<int> order_lets(const Entry& e) {
   std::vector<int> order, state(e.lets.size(), 0);
   std::function<void(int)> visit = [&](int i) {
     if (state[i] == 2) return;
-    if (state[i] == 1) fail(e, "signature.let." + e.lets[i].name, "lets form a cycle through '" + e.lets[i].name + "'");
+    if (state[i] == 1)
+      fail(e.lets[i].expr.origin, "signature.let." + e.lets[i].name, "lets form a cycle through '" + e.lets[i].name + "'");
     state[i] = 1;
     for (const std::string& n : expr::free_names(*e.lets[i].expr.ast)) {
       for (std::size_t j = 0; j < e.lets.size(); ++j)
@@ -364,7 +371,8 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
     pt.role_index = d.num_outputs++;
     pt.slot = d.scope.declare(t.name, {expr::Kind::kTensor, false}, expr::NameRole::kTensor);
     if (t.buffer_out) {
-      if (d.buffer_output >= 0) detail::fail(e, "signature.outputs." + t.name + ".buffer", "at most one output declares buffer: out");
+      if (d.buffer_output >= 0)
+        detail::fail(t.origin, "signature.outputs." + t.name + ".buffer", "at most one output declares buffer: out");
       d.buffer_output = pt.role_index;
     }
     d.tensors.push_back(std::move(pt));
@@ -408,14 +416,16 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
   for (std::size_t i = 0; i < e.inputs.size(); ++i) {
     const TensorDecl& t = e.inputs[i];
     if (t.mutated_when) d.mutated_when[i] = detail::compile_at(*t.mutated_when, d.scope, expr::Kind::kBool, "a bool");
-    if (t.write_only && !t.may_be_written()) detail::fail(e, "signature.inputs." + t.name + ".write_only", "write_only needs mutated");
+    if (t.write_only && !t.may_be_written())
+      detail::fail(t.origin, "signature.inputs." + t.name + ".write_only", "write_only needs mutated");
   }
   for (const TensorDecl& o : e.outputs) {
     if (o.alias.empty()) continue;
     const TensorDecl* in = e.find_input(o.alias);
     if (!in || !in->may_be_written())
-      detail::fail(e, "signature.outputs." + o.name + ".alias", fmt::format("'{}' is not a written input", o.alias));
-    if (o.buffer_out) detail::fail(e, "signature.outputs." + o.name, "an output is either an alias or the out buffer, not both");
+      detail::fail(o.origin, "signature.outputs." + o.name + ".alias", fmt::format("'{}' is not a written input", o.alias));
+    if (o.buffer_out)
+      detail::fail(o.origin, "signature.outputs." + o.name, "an output is either an alias or the out buffer, not both");
   }
   if (e.roofline.flops.ast) d.flops = detail::compile_at(e.roofline.flops, d.scope, expr::Kind::kInt, "an int", true);
   if (e.roofline.bytes && e.roofline.bytes->ast)

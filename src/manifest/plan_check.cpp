@@ -180,7 +180,8 @@ void SignaturePlan::check_result(const SignatureCall& call, std::span<const std:
                                  const Tensor* out, std::span<const std::optional<Tensor>> results) const {
   const PlanData& d = *data_;
   if (results.size() != static_cast<std::size_t>(d.num_outputs))
-    fail(d, fmt::format("forward returns {} outputs; the signature declares {}", results.size(), d.num_outputs));
+    fail(d, fmt::format("forward returns {} output{}; the signature declares {}", results.size(),
+                        results.size() == 1 ? "" : "s", d.num_outputs));
   for (int o = 0; o < d.num_outputs; ++o) {
     const TensorDecl& decl = *d.output(o).decl;
     if (!present(results[o])) fail(d, fmt::format("forward returns no tensor for output {}", decl.name));

@@ -5,6 +5,7 @@
 
 #include "manifest/plan_exec.hpp"
 #include "manifest/plan_internal.hpp"
+#include "manifest/text_util.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/manifest/param_type.hpp"
 
@@ -48,7 +49,8 @@ ConstructionState SignaturePlan::construct(const ParamMap& params,
     }
     auto conformed = conform_param_value(p.type, *given);
     if (!conformed)
-      throw CheckError(fmt::format("{}: param '{}' = {} is not a {}", d.op_name, p.name, given->repr(), p.type.text));
+      throw CheckError(fmt::format("{}: param '{}' = {} is not {}", d.op_name, p.name, given->repr(),
+                                   detail::with_article(p.type.text)));
     state.frame[slot] = std::move(*conformed);
   }
   // Params written into shapes are axis lengths: they may not be negative.
@@ -79,6 +81,14 @@ ConstructionState SignaturePlan::construct(const ParamMap& params,
   detail::run_schedule(d, d.construction, state.frame, records, scratch);
   state.point = specialise(state.frame);
   return state;
+}
+
+ParamMap SignaturePlan::params_of(const ConstructionState& state) const {
+  const PlanData& d = *data_;
+  ParamMap out;
+  for (std::size_t i = 0; i < d.entry->params.size(); ++i)
+    if (!d.entry->params[i].tensor) out.set(d.entry->params[i].name, state.frame[d.param_slots[i]]);
+  return out;
 }
 
 std::shared_ptr<const detail::Specialization> SignaturePlan::specialise(const std::vector<Value>& frame) const {

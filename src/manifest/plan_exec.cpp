@@ -57,9 +57,11 @@ void align(const PlanData& d, const Step& step, std::vector<Value>& frame, const
     } else {
       const Shape& want = splice_value(k);
       for (std::size_t j = 0; j < want.size(); ++j) {
-        if (rec.shape[p + j] != want[j])
-          fail(d, fmt::format("{} shape does not match *{}: {} is {}, expected {}", name, term.expr.source,
-                              name, rec.shape.str(), want.str()));
+        if (rec.shape[p + j] != want[j]) {
+          Shape got(std::span<const std::int64_t>(rec.shape.data() + p, want.size()));
+          fail(d, fmt::format("{} shape does not match *{}: axes {}..{} of {} are {}, expected {}", name,
+                              term.expr.source, p, p + want.size() - 1, rec.shape.str(), got.str(), want.str()));
+        }
       }
       p += want.size();
     }
@@ -103,8 +105,10 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
           if (t.dtype_index_slot >= 0)
             fail(d, fmt::format("{} dtype differs from {} ({}); got {}", t.decl->name, t.decl->dtype.source,
                                 dtype_name(want), dtype_name(dt)));
-          fail(d, fmt::format("{} dtype is not {} ({}); got {}", t.decl->name, t.decl->dtype.source,
-                              dtype_name(want), dtype_name(dt)));
+          // The value is spelled out only when the declaration is an expression, not a dtype name.
+          const std::string& src = t.decl->dtype.source;
+          std::string decl = src == dtype_name(want) ? src : fmt::format("{} ({})", src, dtype_name(want));
+          fail(d, fmt::format("{} dtype is not {}; got {}", t.decl->name, decl, dtype_name(dt)));
         }
         break;
       }

@@ -13,6 +13,13 @@ bool is_quoted(std::string_view s) {
   return s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front();
 }
 
+std::string with_article(std::string_view type_text) {
+  std::size_t first = type_text.find_first_not_of("'\" ");
+  bool vowel = first != std::string_view::npos &&
+               std::string_view("aeiouAEIOU").find(type_text[first]) != std::string_view::npos;
+  return (vowel ? "an " : "a ") + std::string(type_text);
+}
+
 std::vector<Piece> split_pieces(std::string_view s, char sep) {
   std::vector<Piece> out;
   int depth = 0;

@@ -10,6 +10,8 @@ namespace tileops::manifest::detail {
 
 std::string trim(std::string_view s);
 bool is_quoted(std::string_view s);
+// "an int", "a float", "a 'neox' | 'gptj'": a type's text after its indefinite article.
+std::string with_article(std::string_view type_text);
 
 // Splits at `sep` outside (), [] and quotes. Each piece keeps its offset into `s`.
 struct Piece {

@@ -24,7 +24,7 @@ class EntryValidator {
 
   void run() {
     check_family();
-    check_combos();
+    combos_ok_ = check_combos();
     check_composition();
     std::shared_ptr<const SignaturePlan> plan;
     try {
@@ -40,13 +40,20 @@ class EntryValidator {
   void report(const std::string& field, const std::string& what) {
     out_.push_back(fmt::format("{}: {}: {}: {}", e_.file, e_.name, field, what));
   }
+  // As report(), at the line and column of the declaration `at` when the loader knew it.
+  void report(const Origin& at, const std::string& field, const std::string& what) {
+    if (at.line == 0) return report(field, what);
+    out_.push_back(fmt::format("{}:{}:{}: {}: {}: {}", e_.file, at.line, at.column, e_.name, field, what));
+  }
 
   void check_family() {
     static const std::regex snake("[a-z][a-z0-9_]*");
     if (!std::regex_match(e_.family, snake)) report("family", fmt::format("'{}' is not a snake_case family name", e_.family));
   }
 
-  void check_combos() {
+  // Reports each malformed dtype_combos row; false when there was one.
+  bool check_combos() {
+    const std::size_t before = out_.size();
     std::set<std::string> rows;
     std::vector<std::string> first_keys;
     for (std::size_t i = 0; i < e_.dtype_combos.size(); ++i) {
@@ -72,6 +79,7 @@ class EntryValidator {
       else if (keys != first_keys) report(field, "every row names the same columns as the first");
       if (!rows.insert(text).second) report(field, "repeats an earlier row");
     }
+    return out_.size() == before;
   }
 
   void check_composition() {
@@ -98,13 +106,13 @@ class EntryValidator {
       bool ok = true;
       for (const ParamDecl& p : e_.params)
         if (!p.tensor && !p.default_value && !row.params.contains(p.name)) {
-          report(field, fmt::format("gives no value for the required param '{}'", p.name));
+          report(row.origin, field, fmt::format("gives no value for the required param '{}'", p.name));
           ok = false;
         }
       for (const std::string& s : row.some) {
         const TensorDecl* t = e_.find_input(s);
         if (!t || !t->optional) {
-          report(field + ".some", fmt::format("'{}' is not an optional input", s));
+          report(row.origin, field + ".some", fmt::format("'{}' is not an optional input", s));
           ok = false;
         }
       }
@@ -127,30 +135,30 @@ class EntryValidator {
         const IndexDecl* idx = e_.find_index(name);
         given.insert(name);
         if (idx->kind == IndexKind::kDType) {
-          report(field + "." + name, "a DType index is given in dtype_cases");
+          report(row.origin, field + "." + name, "a DType index is given in dtype_cases");
           ok = false;
         } else if (!needed.count(name)) {
-          report(field + "." + name, "is not a shape index of the inputs this row passes");
+          report(row.origin, field + "." + name, "is not a shape index of the inputs this row passes");
           ok = false;
         } else if (idx->kind == IndexKind::kDim && !(value.is_int() && value.as_int() >= 0)) {
-          report(field + "." + name, fmt::format("{} is not an axis length", value.repr()));
+          report(row.origin, field + "." + name, fmt::format("{} is not an axis length", value.repr()));
           ok = false;
         } else if (idx->kind != IndexKind::kDim && !(value.is_int_list() || (value.is_tuple() && value.as_tuple().empty()))) {
-          report(field + "." + name, fmt::format("{} is not a list of axis lengths", value.repr()));
+          report(row.origin, field + "." + name, fmt::format("{} is not a list of axis lengths", value.repr()));
           ok = false;
         }
       }
       for (const std::string& n : needed)
         if (!given.count(n)) {
-          report(field, fmt::format("gives no value for the index '{}'", n));
+          report(row.origin, field, fmt::format("gives no value for the index '{}'", n));
           ok = false;
         }
       if (dtype_indices.empty() && !row.dtype_cases.empty()) {
-        report(field + ".dtype_cases", "the entry has no DType index");
+        report(row.origin, field + ".dtype_cases", "the entry has no DType index");
         ok = false;
       }
       if (!dtype_indices.empty() && row.dtype_cases.empty()) {
-        report(field, "gives no dtype_cases");
+        report(row.origin, field, "gives no dtype_cases");
         ok = false;
       }
       for (std::size_t c = 0; c < row.dtype_cases.size(); ++c) {
@@ -159,10 +167,10 @@ class EntryValidator {
           keys.push_back(name);
           const IndexDecl* idx = e_.find_index(name);
           if (!idx || idx->kind != IndexKind::kDType) {
-            report(fmt::format("{}.dtype_cases[{}]", field, c), fmt::format("'{}' is not a DType index", name));
+            report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c), fmt::format("'{}' is not a DType index", name));
             ok = false;
           } else if (std::find(idx->dtypes.begin(), idx->dtypes.end(), dt) == idx->dtypes.end()) {
-            report(fmt::format("{}.dtype_cases[{}]", field, c), fmt::format("{} is not in {}'s set", dtype_name(dt), name));
+            report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c), fmt::format("{} is not in {}'s set", dtype_name(dt), name));
             ok = false;
           }
         }
@@ -170,11 +178,12 @@ class EntryValidator {
         std::sort(keys.begin(), keys.end());
         std::sort(want.begin(), want.end());
         if (ok && keys != want) {
-          report(fmt::format("{}.dtype_cases[{}]", field, c), "assigns exactly the DType indices");
+          report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c), "assigns exactly the DType indices");
           ok = false;
         }
       }
-      if (!ok) continue;
+      // Rows are instantiated only over well-formed dtype_combos: a broken row would fail them all.
+      if (!ok || !combos_ok_) continue;
       instantiate(plan, row, field, ids);
     }
     for (std::size_t i = 0; i < e_.inputs.size(); ++i) {
@@ -188,7 +197,7 @@ class EntryValidator {
                    const std::string& field, std::set<std::string>& ids) {
     try {
       for (const WorkloadCase& c : instantiate_workload(plan, row)) {
-        if (!ids.insert(c.id).second) report(field, fmt::format("case id '{}' repeats", c.id));
+        if (!ids.insert(c.id).second) report(row.origin, field, fmt::format("case id '{}' repeats", c.id));
         ConstructionState state = plan.construct(c.params);
         std::vector<std::optional<Tensor>> inputs;
         for (const auto& spec : c.inputs)
@@ -197,13 +206,13 @@ class EntryValidator {
         for (const auto& [name, value] : row.indices) {
           const Value& solved = call.index(name);
           bool same = solved == value || (value.is_tuple() && value.as_tuple().empty() && solved.is_int_list() && solved.as_int_list().empty());
-          if (!same) report(field, fmt::format("the call solves {} = {}, not the row's {}", name, solved.repr(), value.repr()));
+          if (!same) report(row.origin, field, fmt::format("the call solves {} = {}, not the row's {}", name, solved.repr(), value.repr()));
         }
         RooflineResult roof = plan.eval_roofline(call);
-        if (roof.flops < 0 || roof.bytes < 0) report(field, fmt::format("roofline is negative for '{}'", c.id));
+        if (roof.flops < 0 || roof.bytes < 0) report(row.origin, field, fmt::format("roofline is negative for '{}'", c.id));
       }
     } catch (const Error& err) {
-      report(field, fmt::format("does not instantiate: {}", err.what()));
+      report(row.origin, field, fmt::format("does not instantiate: {}", err.what()));
     }
   }
 
@@ -211,6 +220,7 @@ class EntryValidator {
   const Entry& e_;
   std::shared_ptr<const Entry> entry_ptr_;
   std::vector<std::string>& out_;
+  bool combos_ok_ = true;
 };
 
 std::vector<std::string> finish(std::vector<std::string> diags) {

@@ -94,6 +94,7 @@ TEST(ExprParse, GeneratorForms) {
   EXPECT_EQ(round("all(d >= 0 for d in S)"), "all(d >= 0 for d in S)");
   EXPECT_EQ(round("max((n for n in S), default=1)"), "max((n for n in S), default=1)");
   EXPECT_EQ(round("sum(1 if n == 0 else 0 for n in S)"), "sum(1 if n == 0 else 0 for n in S)");
+  EXPECT_EQ(round("(a > b for d in S)"), "(a > b for d in S)");
 }
 
 TEST(ExprParse, FreeNames) {

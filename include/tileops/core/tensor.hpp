@@ -98,6 +98,8 @@ class Tensor {
   // A contiguous copy, or this tensor when it already is contiguous (CPU and meta). A
   // non-contiguous CUDA tensor throws OpNotAvailableError: device copies are not available yet.
   Tensor contiguous() const;
+  // Copies `src` (same shape and dtype, any strides) into this view, element by element (CPU).
+  void copy_from(const Tensor& src);
 
  private:
   Shape shape_;

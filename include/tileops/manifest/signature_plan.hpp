@@ -66,6 +66,9 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   ConstructionState construct(const ParamMap& params,
                               std::span<const std::optional<Tensor>> ctor_tensors = {}) const;
 
+  // The checked params of a construction (defaults filled in), in declaration order.
+  ParamMap params_of(const ConstructionState& state) const;
+
   // Call check (reference §5.2). `inputs` in signature order, std::nullopt for an absent optional
   // input; `out` null when not passed. Throws CheckError "<Op>: ...".
   SignatureCall check(const ConstructionState& state, std::span<const std::optional<Tensor>> inputs,

@@ -22,7 +22,8 @@ Value Program::eval(Frame frame) const {
   if (!reads_.empty() && static_cast<std::size_t>(reads_.back()) >= frame.size())
     throw EvalError("'" + source_ + "' reads slot " + std::to_string(reads_.back()) +
                     " of a frame with " + std::to_string(frame.size()) + " slots");
-  detail::Ctx c{frame, {}};
+  detail::Ctx c;  // locals stay uninitialised: each is set before its generator's body reads it
+  c.frame = frame;
   return detail::eval_value(*root_, c);
 }
 
@@ -156,16 +157,29 @@ bool compare(const Node& n, Ctx& c) {
   // The common one-link integer comparison builds no Value.
   if (n.modes.size() == 1 && n.modes[0] == CmpMode::kInt)
     return order(n.cmp[0], eval_int(*n.args[0], c), eval_int(*n.args[1], c));
-  Value left = eval_value(*n.args[0], c);
+  // Operands are read in place where possible; two scratch values alternate along the chain.
+  Value scratch[2];
+  const Value* left = &eval_ref(*n.args[0], c, scratch[0]);
   for (std::size_t i = 0; i < n.cmp.size(); ++i) {
-    Value right = eval_value(*n.args[i + 1], c);
-    if (!compare_values(n, n.modes[i], n.cmp[i], left, right)) return false;  // chains stop early
-    left = std::move(right);
+    const Value& right = eval_ref(*n.args[i + 1], c, scratch[(i + 1) % 2]);
+    if (!compare_values(n, n.modes[i], n.cmp[i], *left, right)) return false;  // chains stop early
+    left = &right;
   }
   return true;
 }
 
 }  // namespace
+
+const Value& eval_ref(const Node& n, Ctx& c, Value& scratch) {
+  switch (n.op) {
+    case NodeOp::kConst: return n.constant;
+    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)];
+    case NodeOp::kLocal: return *c.locals[n.index];
+    default:
+      scratch = eval_value(n, c);
+      return scratch;
+  }
+}
 
 const Shape& eval_shape(const Node& n, Ctx& c, Shape& scratch) {
   switch (n.op) {

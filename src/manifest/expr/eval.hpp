@@ -24,6 +24,10 @@ double eval_float(const Node& n, Ctx& c);  // Int nodes widen
 // `scratch`.
 const Shape& eval_shape(const Node& n, Ctx& c, Shape& scratch);
 
+// A node's value without a copy when it is a constant, a frame slot or a local; otherwise
+// computed into `scratch`.
+const Value& eval_ref(const Node& n, Ctx& c, Value& scratch);
+
 // Primitives (eval_calls.cpp); each returns the kind its node was compiled to.
 std::int64_t eval_int_call(const Node& n, Ctx& c);
 bool eval_bool_call(const Node& n, Ctx& c);

@@ -71,9 +71,11 @@ void each_float(const Node& seq, Ctx& c, F&& f) {
     each_int(seq, c, [&](std::int64_t x) { f(static_cast<double>(x)); });
     return;
   }
-  for (double x : eval_value(seq, c).as_float_list()) f(x);
+  Value held = eval_value(seq, c);
+  for (double x : held.as_float_list()) f(x);
 }
 
+// all() when want is true, any() when false: the result is `want` unless an item differs from it.
 bool all_or_any(const Node& n, Ctx& c, bool want) {
   const Node& seq = *n.args[0];
   bool result = want;
@@ -95,8 +97,8 @@ bool all_or_any(const Node& n, Ctx& c, bool want) {
 }
 
 // A dim argument at run time: None, an int or a list of ints.
-Value axes_value(const Node& n, const Node& arg, Ctx& c) {
-  Value d = eval_value(arg, c);
+const Value& axes_value(const Node& n, const Node& arg, Ctx& c, Value& scratch) {
+  const Value& d = eval_ref(arg, c, scratch);
   if (!d.is_none() && !d.is_int() && !d.is_int_list())
     eval_fail(n, "dim must be None, an int or a list of ints, got " +
                      std::string(value_kind_name(d.kind())));
@@ -190,10 +192,11 @@ bool eval_bool_call(const Node& n, Ctx& c) {
       return !v.is_none() && !(v.is_tensor() && !v.as_tensor().defined());
     }
     case NodeOp::kAll: return all_or_any(n, c, true);
-    case NodeOp::kAny: return !all_or_any(n, c, false);
+    case NodeOp::kAny: return all_or_any(n, c, false);
     case NodeOp::kValidAxes:
     case NodeOp::kUniqueAxes: {
-      Value d = axes_value(n, *n.args[0], c);
+      Value scratch;
+      const Value& d = axes_value(n, *n.args[0], c, scratch);
       std::int64_t rank = eval_int(*n.args[1], c);
       return n.op == NodeOp::kValidAxes ? valid_axes(d, rank) : unique_axes(d, rank);
     }
@@ -247,9 +250,11 @@ Value eval_value_call(const Node& n, Ctx& c) {
     case NodeOp::kReduced: {
       Shape tmp;
       const Shape& s = eval_shape(*n.args[0], c, tmp);
-      Value dim = axes_value(n, *n.args[1], c);
+      Value dim_scratch;
+      const Value& dim = axes_value(n, *n.args[1], c, dim_scratch);
       bool keepdim = eval_bool(*n.args[2], c);
-      Value mode = eval_value(*n.args[3], c);
+      Value mode_scratch;
+      const Value& mode = eval_ref(*n.args[3], c, mode_scratch);
       ReduceFailure why;
       std::optional<Shape> r = reduced_shape(s, dim, keepdim, mode.as_str(), why);
       if (r) return Value(std::move(*r));

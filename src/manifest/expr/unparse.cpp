@@ -234,7 +234,7 @@ void collect(const Ast& a, std::vector<std::string>& bound, std::vector<std::str
 
 std::string unparse(const Ast& ast) {
   std::string out;
-  render(ast, out);
+  operand(ast, kTest, out);  // a bare generator keeps its brackets
   return out;
 }
 

@@ -1,0 +1,157 @@
+// Kernels and kernel interfaces (seeds: construction-and-calls §4-5; reference §3).
+//
+// A kernel interface is one place where an op calls a kernel. It declares its call spec type
+// (`using Call = ...`) and a pure virtual `forward` with the contract's arguments. An
+// implementation derives from Kernel and from its interface, and declares, as static members
+// hiding Kernel's defaults: `devices()`, `supported_archs()`, `general`, `preferred_over()`,
+// `refusal(call)` and `entry_for(call)`. KernelType::of<Impl>("key") reads those declarations;
+// the concept KernelImplementation checks them at compile time.
+#pragma once
+
+#include <atomic>
+#include <concepts>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <vector>
+
+#include "tileops/core/device.hpp"
+#include "tileops/op/identity.hpp"
+
+namespace tileops {
+
+// What selection and building may read about a device; derived from the call's device on a
+// cache miss, never part of a call spec's equality.
+struct DeviceFacts {
+  int arch = -1;                 // SM version (90 for sm_90); -1 off CUDA
+  int sm_count = 0;
+  std::int64_t smem_budget = 0;  // opt-in shared memory per block, bytes
+  friend bool operator==(const DeviceFacts&, const DeviceFacts&) = default;
+};
+
+// Every call spec derives from this. `device` is the call's device (nullopt: the accelerator's
+// current device, filled in by kernel_for). `stated_facts` lets key_for answer for a device the
+// process is not on; kernel_for refuses a spec that states facts (they take no part in equality,
+// so a cache hit would silently accept them).
+struct CallSpecBase {
+  std::optional<Device> device;
+  std::optional<DeviceFacts> stated_facts;
+};
+
+// A call spec: a small struct deriving CallSpecBase with == over its declared fields and device,
+// a field-wise hash() and a str() for messages.
+template <class C>
+concept CallSpec = std::derived_from<C, CallSpecBase> && std::copy_constructible<C> &&
+                   requires(const C& a, const C& b) {
+                     { a == b } -> std::convertible_to<bool>;
+                     { a.hash() } -> std::convertible_to<std::size_t>;
+                     { a.str() } -> std::convertible_to<std::string>;
+                   };
+
+// Base of every kernel interface.
+class KernelInterface {
+ public:
+  virtual ~KernelInterface() = default;
+};
+
+// Base of every kernel implementation. The static members are the defaults an implementation
+// hides with its own declarations (reference §3.1).
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+
+  // Puts the kernel in tuned mode; idempotent. Kernels that tune override on_tune_request().
+  void request_tune() {
+    if (!tune_requested_.exchange(true)) on_tune_request();
+  }
+  bool tune_requested() const noexcept { return tune_requested_.load(); }
+
+  static std::vector<DeviceType> devices() { return {DeviceType::kCUDA}; }
+  static std::optional<std::vector<int>> supported_archs() { return std::nullopt; }
+  static constexpr bool general = false;
+  static std::vector<std::string> preferred_over() { return {}; }
+  template <class Call>
+  static std::optional<std::string> refusal(const Call&) {
+    return std::nullopt;
+  }
+
+ protected:
+  virtual void on_tune_request() {}
+
+ private:
+  std::atomic<bool> tune_requested_{false};
+};
+
+// What entry_for returns: the build identity and the builder of the entry.
+template <class I>
+struct EntryRecipe {
+  Identity identity;
+  std::function<std::shared_ptr<I>()> build;
+};
+
+// The default entry_for: identity = the call spec, entry = Impl(call).
+template <class Impl, class Call>
+EntryRecipe<typename Impl::Interface> entry_per_call(const Call& call) {
+  return {Identity(call), [call] { return std::make_shared<Impl>(call); }};
+}
+
+template <class Impl>
+concept KernelImplementation =
+    std::derived_from<Impl, Kernel> && std::derived_from<typename Impl::Interface, KernelInterface> &&
+    std::derived_from<Impl, typename Impl::Interface> && CallSpec<typename Impl::Interface::Call> &&
+    requires(const typename Impl::Interface::Call& call) {
+      { Impl::devices() } -> std::convertible_to<std::vector<DeviceType>>;
+      { Impl::supported_archs() } -> std::convertible_to<std::optional<std::vector<int>>>;
+      { Impl::general } -> std::convertible_to<bool>;
+      { Impl::preferred_over() } -> std::convertible_to<std::vector<std::string>>;
+      { Impl::refusal(call) } -> std::convertible_to<std::optional<std::string>>;
+      { Impl::entry_for(call) } -> std::same_as<EntryRecipe<typename Impl::Interface>>;
+    };
+
+// The implementation table's row for one key: the declarations of one implementation class,
+// type-erased over its call spec (a `const void*` that points to the interface's Call).
+struct KernelType {
+  std::string key;         // stable snake_case name: logs, TILEOPS_FORCE, benchmarks, tests
+  std::string class_name;  // for messages
+  std::type_index interface_type = typeid(void);
+  std::type_index call_type = typeid(void);
+  std::vector<DeviceType> devices;
+  std::optional<std::vector<int>> supported_archs;
+  bool general = false;
+  std::vector<std::string> preferred_over;
+  std::function<std::optional<std::string>(const void* call)> refusal;
+  // Returns the identity and a builder whose entry is the interface, erased to KernelInterface.
+  std::function<EntryRecipe<KernelInterface>(const void* call)> entry_for;
+
+  template <KernelImplementation Impl>
+  static KernelType of(std::string key, std::string class_name) {
+    using I = typename Impl::Interface;
+    using Call = typename I::Call;
+    KernelType t;
+    t.key = std::move(key);
+    t.class_name = std::move(class_name);
+    t.interface_type = typeid(I);
+    t.call_type = typeid(Call);
+    t.devices = Impl::devices();
+    t.supported_archs = Impl::supported_archs();
+    t.general = Impl::general;
+    t.preferred_over = Impl::preferred_over();
+    t.refusal = [](const void* c) { return Impl::refusal(*static_cast<const Call*>(c)); };
+    t.entry_for = [](const void* c) -> EntryRecipe<KernelInterface> {
+      EntryRecipe<I> r = Impl::entry_for(*static_cast<const Call*>(c));
+      return {std::move(r.identity), [build = std::move(r.build)]() -> std::shared_ptr<KernelInterface> {
+                return build();
+              }};
+    };
+    return t;
+  }
+};
+
+// Availability of a kernel type on a device (reference §3.1 `unavailable`): the device type, then
+// the architecture. nullopt when available.
+std::optional<std::string> unavailable(const KernelType& type, DeviceType device, const DeviceFacts& facts);
+
+}  // namespace tileops

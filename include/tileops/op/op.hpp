@@ -1,0 +1,207 @@
+// Op: the base class of every operator (seeds: construction-and-calls, class-structure-and-
+// instance-state, composite-ops; ARCHITECTURE.md §6).
+//
+// Construction runs the seeds' Table 1: load the backend registry, check the params against the
+// manifest, install the implementation table (with its contract checks), register the instance
+// key, build the empty binding and running state. No device is probed and no kernel selected.
+//
+// Every call — the typed operator() of a subclass and the generic call() — goes through
+// run_call, the seven steps of Table 3: begin, check the signature, detect an empty write, select
+// the target, run (empty result, target kernel or forward), check the result, record. A call
+// that fails undoes the target selection it made (Table 6).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <typeindex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tileops/core/error.hpp"
+#include "tileops/core/stream.hpp"
+#include "tileops/core/tensor.hpp"
+#include "tileops/core/value.hpp"
+#include "tileops/manifest/signature_call.hpp"
+#include "tileops/manifest/signature_plan.hpp"
+#include "tileops/op/accelerator.hpp"
+#include "tileops/op/backend.hpp"
+#include "tileops/op/kernel.hpp"
+#include "tileops/op/op_class.hpp"
+#include "tileops/op/target.hpp"
+
+namespace tileops {
+
+namespace detail {
+struct Binding;
+struct BuiltTargetKernel;
+struct InstalledTable;
+}  // namespace detail
+
+struct CallOptions {
+  std::optional<Tensor> out;
+  const Stream* stream = nullptr;  // nullptr: the current stream of the call's device
+};
+
+// What forward() receives: the checked call.
+struct CallArgs {
+  std::span<const std::optional<Tensor>> inputs;  // signature order
+  const Tensor* out = nullptr;                    // the out buffer, when passed
+  const manifest::SignatureCall& call;            // the record of the signature check
+  Stream stream;
+
+  bool has(std::size_t i) const { return i < inputs.size() && inputs[i] && inputs[i]->defined(); }
+  const Tensor& input(std::size_t i) const { return *inputs[i]; }
+  const Tensor* optional_input(std::size_t i) const { return has(i) ? &*inputs[i] : nullptr; }
+  Device device() const { return call.device().value_or(Device::cpu()); }
+};
+
+// One built entry of an interface (built_entries()).
+struct BuiltEntry {
+  std::string key;  // the implementation's key, or the target's cache key for a target kernel
+  Identity identity;
+  std::shared_ptr<KernelInterface> entry;
+};
+
+class Op {
+ public:
+  virtual ~Op();
+  Op(const Op&) = delete;
+  Op& operator=(const Op&) = delete;
+
+  const OpClass& op_class() const noexcept { return cls_; }
+  const std::string& name() const noexcept { return cls_.name(); }
+  // "<ClassName>#<n>": process-unique, never reused.
+  const std::string& instance_key() const noexcept { return instance_key_; }
+  // The construction params, checked, with defaults filled in.
+  const ParamMap& params() const noexcept { return params_; }
+  const Value& param(std::string_view name) const { return params_.at(name); }
+  const std::optional<Target>& target() const noexcept { return target_; }
+
+  // The generic call: inputs in signature order (nullopt for an omitted optional input); the
+  // outputs in signature order.
+  CallResult call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options = {});
+
+  // The record of the last completed call; RuntimeStateError before one.
+  std::shared_ptr<const manifest::SignatureCall> last_call() const;
+  // The target serving this instance (BUILTIN for the in-tree kernels); nullopt before selection.
+  std::optional<Target> serving_target() const;
+  // The roofline of last_call().
+  manifest::RooflineResult eval_roofline() const;
+  // The effect branch a call with these inputs present (and out passed or not) takes.
+  manifest::EffectBranch effect_branch(std::span<const std::optional<Tensor>> inputs, bool has_out) const;
+
+  // Held sub-ops in stage order, then insertion order within a stage.
+  std::vector<std::shared_ptr<Op>> held_delegates() const;
+  // Entries built under `interface` (or, when a target serves the op, every kernel it built).
+  std::vector<BuiltEntry> built_entries(std::string_view interface) const;
+  // Every Kernel in this op's and its held sub-ops' built entries, each once.
+  std::vector<std::shared_ptr<Kernel>> iter_kernels() const;
+  // Puts this op and its held sub-ops in tuned mode and tunes what they have built.
+  void request_tune();
+  bool tune_requested() const noexcept { return tune_requested_.load(); }
+
+  // The entry of `I` serving `call`; builds it on the first call of its identity.
+  template <class I>
+  std::shared_ptr<I> kernel_for(const typename I::Call& call) {
+    if (call.stated_facts) refuse_stated_facts(typeid(I));
+    if (!call.device) {
+      if (std::optional<Device> current = current_accelerator_device()) {
+        typename I::Call on_device = call;
+        on_device.device = current;
+        return std::static_pointer_cast<I>(entry_for_call(typeid(I), &on_device));
+      }
+    }
+    return std::static_pointer_cast<I>(entry_for_call(typeid(I), &call));
+  }
+  // The key selection picks for `call` under `interface` (reference §3.3), without building.
+  // ContractError when `call` is not the interface's call spec type.
+  template <class Call>
+  std::string key_for(std::string_view interface, const Call& call) const {
+    return select_key(interface_taking(interface, typeid(Call)), &call, nullptr);
+  }
+  // Every key's verdict on `call`: "" when it serves, else its reason (tileops explain).
+  template <class Call>
+  std::vector<std::pair<std::string, std::string>> verdicts(std::string_view interface, const Call& call) const {
+    return key_verdicts(interface_taking(interface, typeid(Call)), &call);
+  }
+
+  // Resets the binding group (the target selection and every cache built under it), recursively
+  // through the held sub-ops.
+  void reset_binding();
+
+ protected:
+  // `ctor_tensors`: the construction-time tensors, in the order the manifest declares them.
+  Op(const OpClass& cls, ParamMap params, std::optional<Target> target = std::nullopt,
+     std::span<const std::optional<Tensor>> ctor_tensors = {});
+
+  // The op's computation, called when no target serves the instance.
+  virtual CallResult forward(const CallArgs& args) = 0;
+
+  // The one way to hold a sub-op (seeds: composite-ops §1): one (stage, identity) is built once,
+  // with this op's target, or `given` is held as passed.
+  template <class T>
+  T& delegate_for(std::string_view stage, Identity identity, std::shared_ptr<T> given = nullptr,
+                  const ParamMap& params = {}) {
+    return static_cast<T&>(hold_delegate(stage, std::move(identity), std::move(given), params, typeid(T)));
+  }
+
+  // Allocates output `i` of the call on the call device (contiguous, from the device allocator).
+  Tensor allocate_output(const CallArgs& args, std::size_t i) const;
+
+ private:
+  friend struct detail::Binding;
+  std::shared_ptr<KernelInterface> entry_for_call(std::type_index interface, const void* call);
+  int interface_index(std::type_index interface) const;
+  int interface_index(std::string_view interface) const;
+  // interface_index, after checking that `call` is the type of the interface's call spec.
+  int interface_taking(std::string_view interface, std::type_index call) const;
+  std::string select_key(int interface, const void* call, std::vector<std::string>* log) const;
+  std::vector<std::pair<std::string, std::string>> key_verdicts(int interface, const void* call) const;
+  [[noreturn]] void refuse_stated_facts(std::type_index interface) const;
+  Op& hold_delegate(std::string_view stage, Identity identity, std::shared_ptr<Op> given, const ParamMap& params,
+                    std::type_index type);
+
+  CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
+  bool bind_target(const manifest::SignatureCall& call);
+  // Runs the kernel of the target bound in `binding` (the binding the call read: a concurrent
+  // reset_binding must not swap it under the call).
+  CallResult run_target(const CallArgs& args, detail::Binding& binding);
+  CallResult empty_result(const CallArgs& args) const;
+  // Sends a target's kernel its tuning request, once; warns once per op when it cannot tune.
+  void tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Binding& binding);
+  std::shared_ptr<detail::Binding> binding() const;
+
+  // Construction group (never written after construction).
+  const OpClass& cls_;
+  std::shared_ptr<const manifest::SignaturePlan> plan_;
+  ParamMap params_;
+  std::optional<Target> target_;
+  manifest::ConstructionState construction_;
+  std::shared_ptr<const detail::InstalledTable> installed_;
+  std::string instance_key_;
+
+  // Binding group: replaced whole by reset_binding (Note [Binding group] in op.cpp).
+  mutable std::mutex binding_mutex_;
+  std::shared_ptr<detail::Binding> binding_;
+  std::atomic<detail::Binding*> binding_fast_{nullptr};
+  std::vector<std::shared_ptr<detail::Binding>> retired_bindings_;
+
+  // Running group.
+  mutable std::mutex running_mutex_;
+  std::vector<std::pair<std::string, std::vector<std::pair<Identity, std::shared_ptr<Op>>>>> delegates_;
+  std::unordered_map<const Op*, std::string> delegate_stages_;
+  std::shared_ptr<const manifest::SignatureCall> last_call_;
+  std::atomic<bool> tune_requested_{false};
+  std::atomic<bool> tune_warned_{false};
+};
+
+// The instance registry: key -> live instance (the compile boundary looks instances up by key).
+Op* find_instance(std::string_view key);
+
+}  // namespace tileops

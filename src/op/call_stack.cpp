@@ -1,0 +1,25 @@
+#include "op/call_stack.hpp"
+
+namespace tileops::detail {
+namespace {
+
+thread_local std::vector<CallFrame*> stack;
+
+}  // namespace
+
+CallFrame::CallFrame(const Op* op) : op_(op) { stack.push_back(this); }
+
+CallFrame::~CallFrame() { pop(); }
+
+void CallFrame::pop() noexcept {
+  if (popped_) return;
+  popped_ = true;
+  if (!stack.empty() && stack.back() == this) stack.pop_back();
+}
+
+void CallFrame::complete(std::shared_ptr<const manifest::SignatureCall> record) {
+  pop();
+  if (!stack.empty()) stack.back()->sub_calls_.emplace_back(op_, std::move(record));
+}
+
+}  // namespace tileops::detail

@@ -1,0 +1,149 @@
+#include "op/installed_table.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "tileops/core/error.hpp"
+
+namespace tileops {
+
+std::optional<std::string> unavailable(const KernelType& type, DeviceType device, const DeviceFacts& facts) {
+  if (std::find(type.devices.begin(), type.devices.end(), device) == type.devices.end()) {
+    std::string list;
+    for (DeviceType d : type.devices) list += (list.empty() ? "" : ", ") + std::string(device_type_name(d));
+    return fmt::format("runs on [{}], not {}", list, device_type_name(device));
+  }
+  if (device == DeviceType::kCUDA && type.supported_archs &&
+      std::find(type.supported_archs->begin(), type.supported_archs->end(), facts.arch) == type.supported_archs->end()) {
+    std::string list;
+    for (int a : *type.supported_archs) list += (list.empty() ? "" : ", ") + std::to_string(a);
+    return fmt::format("built for architectures [{}], device reports {}", list, facts.arch);
+  }
+  return std::nullopt;
+}
+
+namespace detail {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "'" : ", '") + i + "'";
+  return "[" + s + "]";
+}
+
+}  // namespace
+
+InstalledTable InstalledTable::install(const OpClass& cls, std::vector<KernelType> registered) {
+  InstalledTable t;
+  const std::string& op = cls.name();
+  std::vector<std::string> reused;
+  for (const KernelType& r : registered)
+    for (const KernelType& own : cls.kernel_types())
+      if (own.key == r.key) reused.push_back(r.key);
+  if (!reused.empty())
+    throw ContractError(fmt::format("implementations registered for {} reuse keys it has: {}", op, join(reused)));
+  t.types = cls.kernel_types();
+  for (KernelType& r : registered) t.types.push_back(std::move(r));
+  std::map<std::string, int> index;
+  for (std::size_t i = 0; i < t.types.size(); ++i) {
+    if (!index.emplace(t.types[i].key, static_cast<int>(i)).second)
+      throw ContractError(fmt::format("{} installs the key '{}' twice", op, t.types[i].key));
+  }
+  std::vector<bool> claimed(t.types.size(), false);
+  for (const InterfaceDecl& decl : cls.interfaces()) {
+    InstalledInterface ii{&decl, {}};
+    int generals = 0;
+    for (std::size_t i = 0; i < t.types.size(); ++i) {
+      const KernelType& k = t.types[i];
+      if (k.interface_type != decl.interface_type) continue;
+      if (k.call_type != decl.call_type)
+        throw ContractError(fmt::format("{}: {} ('{}') does not take {}'s call spec", op, k.class_name, k.key, decl.name));
+      ii.keys.push_back(static_cast<int>(i));
+      claimed[i] = true;
+      generals += k.general ? 1 : 0;
+    }
+    if (generals > 1)
+      throw ContractError(fmt::format("{}: interface '{}' has more than one general implementation", op, decl.name));
+    for (int i : ii.keys) {
+      const KernelType& k = t.types[i];
+      if (k.general && !k.preferred_over.empty())
+        throw ContractError(fmt::format("{}: {} ('{}') is general and is preferred over {}; a general implementation "
+                                        "ranks below every other and declares no preference",
+                                        op, k.class_name, k.key, join(k.preferred_over)));
+      std::vector<std::string> foreign;
+      for (const std::string& p : k.preferred_over) {
+        auto it = index.find(p);
+        bool same_interface = it != index.end() && it->second != i &&
+                              t.types[it->second].interface_type == k.interface_type;
+        if (!same_interface) foreign.push_back(p);
+      }
+      if (!foreign.empty())
+        throw ContractError(fmt::format("{}: {} ('{}') is preferred over {}; preferred_over names only other "
+                                        "implementations of interface '{}'",
+                                        op, k.class_name, k.key, join(foreign), decl.name));
+    }
+    t.interfaces.push_back(std::move(ii));
+  }
+  std::vector<std::string> orphans;
+  for (std::size_t i = 0; i < t.types.size(); ++i)
+    if (!claimed[i]) orphans.push_back(t.types[i].key);
+  if (!orphans.empty())
+    throw ContractError(fmt::format("{} keys implement none of its kernel interfaces: {}", op, join(orphans)));
+
+  // Transitive closure of preferred_over; a key in its own closure is a cycle.
+  const std::size_t n = t.types.size();
+  t.beats.assign(n, std::vector<bool>(n, false));
+  for (std::size_t a = 0; a < n; ++a)
+    for (const std::string& p : t.types[a].preferred_over) t.beats[a][index.at(p)] = true;
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t a = 0; a < n; ++a)
+      if (t.beats[a][k])
+        for (std::size_t b = 0; b < n; ++b)
+          if (t.beats[k][b]) t.beats[a][b] = true;
+  for (std::size_t a = 0; a < n; ++a)
+    if (t.beats[a][a])
+      throw ContractError(fmt::format("{}: preferences form a cycle through '{}'", op, t.types[a].key));
+  return t;
+}
+
+InstalledTable::Choice InstalledTable::choose(int interface, const void* call, const DeviceFacts& facts,
+                                              const std::string& force) const {
+  Choice c;
+  const InstalledInterface& ii = interfaces[interface];
+  const CallSpecBase& base = ii.decl->call_ops->base(call);
+  std::vector<int> candidates;
+  for (int i : ii.keys) {
+    const KernelType& k = types[i];
+    std::optional<std::string> reason;
+    if (base.device) {
+      if (std::find(k.devices.begin(), k.devices.end(), base.device->type) != k.devices.end()) c.device_listed = true;
+      reason = unavailable(k, base.device->type, facts);
+    } else {
+      reason = "the call device is unknown";
+    }
+    if (!reason) reason = k.refusal(call);
+    if (reason) {
+      c.rejected.push_back(fmt::format("{} ({}: {})", k.key, k.class_name, *reason));
+      continue;
+    }
+    if (!force.empty() && k.key != force) continue;
+    candidates.push_back(i);
+  }
+  std::vector<int> winners;
+  for (int k : candidates) {
+    bool beaten = false;
+    for (int o : candidates) {
+      if (o == k) continue;
+      if (beats[o][k] || (types[k].general && !types[o].general)) beaten = true;
+    }
+    if (!beaten) winners.push_back(k);
+  }
+  if (winners.size() == 1) c.winner = winners[0];
+  else if (winners.size() > 1) c.ambiguous = winners;
+  return c;
+}
+
+}  // namespace detail
+}  // namespace tileops

@@ -1,0 +1,152 @@
+// Op construction (seeds: construction-and-calls Table 1), the instance registry and accessors.
+#include "tileops/op/op.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "op/backend_registry.hpp"
+#include "op/binding.hpp"
+#include "op/installed_table.hpp"
+
+namespace tileops {
+namespace {
+
+struct InstanceRegistry {
+  std::mutex mutex;
+  std::map<std::string, Op*, std::less<>> instances;
+  std::map<std::string, std::uint64_t, std::less<>> counters;
+};
+
+InstanceRegistry& instances() {
+  static InstanceRegistry r;
+  return r;
+}
+
+std::string register_instance(Op* op, const std::string& class_name) {
+  InstanceRegistry& r = instances();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::string key = fmt::format("{}#{}", class_name, r.counters[class_name]++);
+  r.instances.emplace(key, op);
+  return key;
+}
+
+ParamMap without_injected(const ParamMap& params, const std::vector<std::string>& injected) {
+  ParamMap out;
+  for (const auto& [name, value] : params)
+    if (std::find(injected.begin(), injected.end(), name) == injected.end()) out.set(name, value);
+  return out;
+}
+
+}  // namespace
+
+std::size_t detail::TargetKeyHash::operator()(const TargetKey& k) const noexcept {
+  std::size_t h = std::hash<Device>{}(k.device);
+  for (const auto& in : k.inputs) {
+    h = h * 1000003u ^ (in ? static_cast<std::size_t>(in->first) + 1 : 0);
+    if (in)
+      for (std::int64_t d : in->second) h = h * 31 + static_cast<std::size_t>(d);
+  }
+  return h;
+}
+
+void detail::Binding::clear() {
+  for (auto& c : caches) {
+    std::unique_lock<std::shared_mutex> lock(c->mutex);
+    c->by_call.clear();
+    c->built.clear();
+    c->built_order.clear();
+  }
+  std::unique_lock<std::shared_mutex> lock(target_mutex);
+  target_kernels.clear();
+}
+
+Op* find_instance(std::string_view key) {
+  InstanceRegistry& r = instances();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  auto it = r.instances.find(key);
+  return it == r.instances.end() ? nullptr : it->second;
+}
+
+Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
+       std::span<const std::optional<Tensor>> ctor_tensors)
+    : cls_(cls), target_(std::move(target)) {
+  // 1. The backend registry is loaded before anything can select from it.
+  detail::ensure_backends_loaded();
+  // 2. The params against the manifest; the solved values are kept for every call.
+  plan_ = cls.plan();
+  construction_ = plan_->construct(without_injected(params, cls.injected()), ctor_tensors);
+  params_ = plan_->params_of(construction_);
+  // 3. The implementation table, checked against the interfaces' contracts.
+  installed_ = std::make_shared<const detail::InstalledTable>(
+      detail::InstalledTable::install(cls, detail::registered_kernel_types(cls.name())));
+  // 4. The instance key.
+  instance_key_ = register_instance(this, cls.name());
+  // 5. The empty binding and running state.
+  binding_ = std::make_shared<detail::Binding>(cls.interfaces());
+  binding_fast_.store(binding_.get(), std::memory_order_release);
+  for (const StageDecl& s : cls.stages()) delegates_.emplace_back(s.name, std::vector<std::pair<Identity, std::shared_ptr<Op>>>{});
+}
+
+Op::~Op() {
+  InstanceRegistry& r = instances();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  r.instances.erase(instance_key_);
+}
+
+std::shared_ptr<detail::Binding> Op::binding() const {
+  std::lock_guard<std::mutex> lock(binding_mutex_);
+  return binding_;
+}
+
+std::optional<Target> Op::serving_target() const {
+  auto b = binding();
+  return b->resolved ? b->serving : std::nullopt;
+}
+
+void Op::reset_binding() {
+  for (const auto& sub : held_delegates()) sub->reset_binding();
+  std::shared_ptr<detail::Binding> old;
+  {
+    std::lock_guard<std::mutex> lock(binding_mutex_);
+    old = binding_;
+    binding_ = std::make_shared<detail::Binding>(cls_.interfaces());
+    binding_fast_.store(binding_.get(), std::memory_order_release);
+    retired_bindings_.push_back(old);
+  }
+  old->clear();
+}
+
+std::shared_ptr<const manifest::SignatureCall> Op::last_call() const {
+  std::lock_guard<std::mutex> lock(running_mutex_);
+  if (!last_call_) throw RuntimeStateError(fmt::format("{}: no call has completed yet", name()));
+  return last_call_;
+}
+
+manifest::RooflineResult Op::eval_roofline() const {
+  std::shared_ptr<const manifest::SignatureCall> call;
+  {
+    std::lock_guard<std::mutex> lock(running_mutex_);
+    call = last_call_;
+  }
+  if (!call) throw RuntimeStateError(fmt::format("{}: eval_roofline needs a completed call", name()));
+  return plan_->eval_roofline(*call);
+}
+
+manifest::EffectBranch Op::effect_branch(std::span<const std::optional<Tensor>> inputs, bool has_out) const {
+  return plan_->effect_branch(construction_, plan_->presence_of(inputs, has_out));
+}
+
+Tensor Op::allocate_output(const CallArgs& args, std::size_t i) const {
+  const manifest::Entry& entry = plan_->entry();
+  const manifest::TensorDecl& decl = entry.outputs.at(i);
+  if (decl.buffer_out && args.out) return *args.out;
+  if (!decl.alias.empty()) {
+    for (std::size_t k = 0; k < entry.inputs.size(); ++k)
+      if (entry.inputs[k].name == decl.alias && args.call.writes_input(k)) return args.input(k);
+  }
+  const manifest::TensorRecord& rec = args.call.output(i);
+  return Tensor::empty(rec.shape, rec.dtype, args.device(), &args.stream);
+}
+
+}  // namespace tileops

@@ -1,0 +1,183 @@
+// The seven steps of a call (seeds: construction-and-calls Table 3), target selection (§4) and
+// failure and undo (§6).
+#include <fmt/format.h>
+
+#include "op/backend_registry.hpp"
+#include "op/binding.hpp"
+#include "op/call_stack.hpp"
+#include "tileops/op/op.hpp"
+
+namespace tileops {
+namespace {
+
+// Step 3: at least one write, and every written tensor (outputs and written inputs) is empty.
+bool is_empty_write(const manifest::SignatureCall& call) {
+  bool any = false;
+  for (const manifest::Traffic& t : call.traffic()) {
+    if (t.writes == 0) continue;
+    any = true;
+    if (call.tensor(t.name).shape.numel() != 0) return false;
+  }
+  return any;
+}
+
+}  // namespace
+
+CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
+  return run_call(inputs, options);
+}
+
+CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
+  detail::CallFrame frame(this);  // step 1
+  bool bound_here = false;
+  try {
+    const Tensor* out = options.out && options.out->defined() ? &*options.out : nullptr;
+    manifest::SignatureCall call = plan_->check(construction_, inputs, out);  // step 2
+    const std::optional<Device> device = call.device();
+    Stream stream = options.stream ? *options.stream : current_stream(device.value_or(Device::cpu()));
+    CallArgs args{inputs, out, call, stream};
+    CallResult result;
+    if (device && device->is_meta()) {
+      // The fake path: the check and the record, outputs of the inferred shape, no kernel, no target.
+      result = empty_result(args);
+    } else if (is_empty_write(call)) {  // step 3
+      result = empty_result(args);
+    } else {
+      detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
+      if (!b->resolved.load(std::memory_order_acquire)) {  // step 4
+        bound_here = bind_target(call);
+        b = binding_fast_.load(std::memory_order_acquire);
+      }
+      // `builder` is read only once `resolved` is seen: a call that could not select (no device)
+      // must not read it while another call is selecting.
+      const bool on_target = b->resolved.load(std::memory_order_acquire) && b->builder;
+      result = on_target ? run_target(args, *b) : forward(args);  // step 5
+    }
+    plan_->check_result(call, inputs, out, result);  // step 6
+
+    // Step 7: file the sub-ops' calls under their stages, pop, keep, report.
+    manifest::StageCalls stages;
+    for (const StageDecl& s : cls_.stages()) stages.emplace_back(s.name, std::vector<std::shared_ptr<const manifest::SignatureCall>>{});
+    {
+      std::lock_guard<std::mutex> lock(running_mutex_);
+      for (const auto& [sub, record] : frame.sub_calls()) {
+        auto it = delegate_stages_.find(sub);
+        if (it == delegate_stages_.end())
+          throw RuntimeStateError(fmt::format("{}: {} completed a call inside this call but is not held through "
+                                              "delegate_for, so its call cannot be filed under a stage",
+                                              name(), sub->name()));
+        for (auto& [stage, calls] : stages)
+          if (stage == it->second) calls.push_back(record);
+      }
+    }
+    auto record = std::make_shared<const manifest::SignatureCall>(
+        stages.empty() ? std::move(call) : call.with_stages(std::move(stages)));
+    {
+      std::lock_guard<std::mutex> lock(running_mutex_);
+      last_call_ = record;
+    }
+    frame.complete(record);
+    return result;
+  } catch (const std::exception&) {
+    // Table 6: undo the target selection this call made; last_call stays.
+    if (bound_here) reset_binding();
+    throw;
+  }
+}
+
+bool Op::bind_target(const manifest::SignatureCall& call) {
+  std::lock_guard<std::mutex> lock(binding_mutex_);
+  detail::Binding& b = *binding_;
+  if (b.resolved) return false;
+  std::optional<Target> chosen = detail::select_target(target_, call.device(), name());
+  if (!chosen) return false;  // no device to detect from: the body runs, the next call selects again
+  if (!chosen->is_builtin()) {
+    if (std::optional<KernelBuilder> builder = detail::find_builder(name(), chosen->name())) {
+      b.builder = std::move(builder);
+    } else if (!(cls_.is_composite() && cls_.kernel_types().empty())) {
+      throw OpNotAvailableError(fmt::format(
+          "{}: target '{}' registers no kernel builder for {}; targets that do: {}. There is no fall back to the "
+          "in-tree implementation: pass target=BUILTIN to run it{}",
+          name(), chosen->name(), name(), detail::targets_for(name()), detail::load_failure_note()));
+    }
+  }
+  // A composite without its own kernels runs its composition under any target; the in-tree
+  // path reports BUILTIN as the serving target (reference §4.3 note).
+  b.serving = b.builder ? chosen : std::optional<Target>(Target::builtin());
+  b.resolved.store(true, std::memory_order_release);
+  return true;
+}
+
+CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
+  detail::Binding* b = &binding;
+  detail::TargetKey key{args.device(), {}};
+  for (const auto& in : args.inputs)
+    key.inputs.push_back(in && in->defined() ? std::optional<std::pair<DType, Shape>>({in->dtype(), in->shape()})
+                                             : std::nullopt);
+  std::shared_ptr<detail::BuiltTargetKernel> kernel;
+  {
+    std::shared_lock<std::shared_mutex> lock(b->target_mutex);
+    auto it = b->target_kernels.find(key);
+    if (it != b->target_kernels.end()) kernel = it->second;
+  }
+  if (!kernel) {
+    std::lock_guard<std::mutex> build_lock(b->build_mutex);
+    {
+      std::shared_lock<std::shared_mutex> lock(b->target_mutex);
+      auto it = b->target_kernels.find(key);
+      if (it != b->target_kernels.end()) kernel = it->second;
+    }
+    if (!kernel) {
+      std::vector<std::optional<TensorSpec>> specs;
+      for (const auto& in : args.inputs)
+        specs.push_back(in && in->defined() ? std::optional<TensorSpec>(TensorSpec{in->device(), in->dtype(), in->shape()})
+                                            : std::nullopt);
+      CurrentDeviceGuard guard(args.call.device());
+      auto built = std::make_shared<detail::BuiltTargetKernel>((*b->builder)(specs, params_));
+      if (!built->kernel.run)
+        throw OpNotAvailableError(fmt::format("{}: target '{}' built a kernel for {} that is not callable",
+                                              name(), b->serving ? b->serving->str() : "?", name()));
+      {
+        std::unique_lock<std::shared_mutex> lock(b->target_mutex);
+        kernel = b->target_kernels.emplace(key, std::move(built)).first->second;
+      }
+      // Tuned after it is published: a request_tune racing with this build either finds the
+      // kernel or its flag is seen here (Note [Tuning while building] in op_kernels.cpp).
+      if (tune_requested_.load()) tune_target_kernel(*kernel, *b);
+    }
+  }
+  // The base class guarantees the target contiguous inputs where it does not write them.
+  std::vector<std::optional<Tensor>> inputs(args.inputs.begin(), args.inputs.end());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] && !args.call.writes_input(i) && !inputs[i]->is_contiguous()) inputs[i] = inputs[i]->contiguous();
+  }
+  return kernel->kernel.run(TargetCall{inputs, args.out, &args.stream});
+}
+
+CallResult Op::empty_result(const CallArgs& args) const {
+  CallResult result;
+  for (std::size_t o = 0; o < plan_->entry().outputs.size(); ++o) {
+    const manifest::TensorRecord& rec = args.call.output(o);
+    if (args.device().is_meta()) {
+      const manifest::TensorDecl& decl = plan_->entry().outputs[o];
+      if (decl.buffer_out && args.out) {
+        result.emplace_back(*args.out);
+        continue;
+      }
+      bool aliased = false;
+      if (!decl.alias.empty()) {
+        for (std::size_t k = 0; k < plan_->entry().inputs.size(); ++k)
+          if (plan_->entry().inputs[k].name == decl.alias && args.call.writes_input(k)) {
+            result.emplace_back(args.input(k));
+            aliased = true;
+          }
+      }
+      if (!aliased) result.emplace_back(Tensor::meta(rec.shape, rec.dtype));
+      continue;
+    }
+    result.emplace_back(allocate_output(args, o));
+  }
+  return result;
+}
+
+}  // namespace tileops

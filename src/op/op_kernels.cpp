@@ -1,0 +1,250 @@
+// Kernel selection and the entry caches (seeds: construction-and-calls §5; reference §3.3-3.4).
+#include <cxxabi.h>
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+
+#include "op/backend_registry.hpp"
+#include "op/binding.hpp"
+#include "op/installed_table.hpp"
+#include "tileops/op/op.hpp"
+
+namespace tileops {
+namespace {
+
+bool log_dispatch() {
+  const char* v = std::getenv("TILEOPS_LOG");
+  return v && std::strstr(v, "dispatch") != nullptr;
+}
+
+std::string forced_key() {
+  const char* v = std::getenv("TILEOPS_FORCE");
+  return v ? std::string(v) : std::string();
+}
+
+// The readable name of a type, for messages.
+std::string type_name(std::type_index type) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  return status == 0 && name ? std::string(name.get()) : std::string(type.name());
+}
+
+std::string join(const std::vector<std::string>& items, const char* sep) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
+  return s;
+}
+
+}  // namespace
+
+int Op::interface_index(std::type_index interface) const {
+  const auto& ifaces = installed_->interfaces;
+  for (std::size_t i = 0; i < ifaces.size(); ++i)
+    if (ifaces[i].decl->interface_type == interface) return static_cast<int>(i);
+  throw OpNotAvailableError(fmt::format("{} has no in-tree implementation for this interface ({}), so it needs a "
+                                        "target that registers one; known targets for this op: {}",
+                                        name(), interface.name(), detail::targets_for(name())));
+}
+
+int Op::interface_index(std::string_view interface) const {
+  const auto& ifaces = installed_->interfaces;
+  for (std::size_t i = 0; i < ifaces.size(); ++i)
+    if (ifaces[i].decl->name == interface) return static_cast<int>(i);
+  throw OpNotAvailableError(fmt::format("{} has no in-tree implementation for '{}', so it needs a target that "
+                                        "registers one; known targets for this op: {}",
+                                        name(), interface, detail::targets_for(name())));
+}
+
+int Op::interface_taking(std::string_view interface, std::type_index call) const {
+  const int i = interface_index(interface);
+  const InterfaceDecl& decl = *installed_->interfaces[i].decl;
+  if (decl.call_type != call)
+    throw ContractError(fmt::format("{}.{} takes a {} call spec, not {}", name(), decl.name,
+                                    type_name(decl.call_type), type_name(call)));
+  return i;
+}
+
+void Op::refuse_stated_facts(std::type_index interface) const {
+  int i = interface_index(interface);
+  throw ContractError(fmt::format("{}.{} reads the device facts from the call's device; this call spec states "
+                                  "['arch', 'sm_count', 'smem_budget']",
+                                  name(), installed_->interfaces[i].decl->name));
+}
+
+std::string Op::select_key(int interface, const void* call, std::vector<std::string>* log) const {
+  const detail::InstalledInterface& ii = installed_->interfaces[interface];
+  const CallSpecBase& base = ii.decl->call_ops->base(call);
+  DeviceFacts facts = base.stated_facts ? *base.stated_facts : (base.device ? device_facts(*base.device) : DeviceFacts{});
+  std::string force = forced_key();
+  bool force_here = false;
+  for (int k : ii.keys) force_here = force_here || installed_->types[k].key == force;
+  if (!force_here) force.clear();
+  detail::InstalledTable::Choice c = installed_->choose(interface, call, facts, force);
+  const std::string call_text = ii.decl->call_ops->str(call);
+  if (log) *log = c.rejected;
+  if (log_dispatch()) {
+    std::fprintf(stderr, "tileops dispatch: %s.%s: %s for %s%s%s\n", name().c_str(), ii.decl->name.c_str(),
+                 c.winner >= 0 ? installed_->types[c.winner].key.c_str() : "nothing", call_text.c_str(),
+                 c.rejected.empty() ? "" : "; refused: ", join(c.rejected, "; ").c_str());
+  }
+  if (c.winner >= 0) return installed_->types[c.winner].key;
+  if (!force.empty()) {
+    for (const std::string& r : c.rejected)
+      if (r.rfind(force + " (", 0) == 0)
+        throw SelectionError(fmt::format("{}: TILEOPS_FORCE={} refuses this call: {}. Call: {}", name(), force, r, call_text));
+  }
+  if (!c.ambiguous.empty()) {
+    std::vector<std::string> keys;
+    for (int k : c.ambiguous) keys.push_back(installed_->types[k].key);
+    throw SelectionError(fmt::format("{}: dispatch is ambiguous: {} all serve this call, and none is preferred over "
+                                     "the others. Call: {}",
+                                     name(), join(keys, ", "), call_text));
+  }
+  if (!c.device_listed && !c.rejected.empty()) {
+    std::string where = base.device ? base.device->str() : std::string("an unknown device");
+    throw OpNotAvailableError(fmt::format("{}'s in-tree kernels do not run on {}; known targets for this op: {}",
+                                          name(), where, detail::targets_for(name())));
+  }
+  throw SelectionError(fmt::format("{}: no implementation serves this call: {}. Call: {}", name(),
+                                   c.rejected.empty() ? std::string("no implementation is installed") : join(c.rejected, ", "),
+                                   call_text));
+}
+
+std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface, const void* call) const {
+  const detail::InstalledInterface& ii = installed_->interfaces[interface];
+  const CallSpecBase& base = ii.decl->call_ops->base(call);
+  DeviceFacts facts = base.stated_facts ? *base.stated_facts : (base.device ? device_facts(*base.device) : DeviceFacts{});
+  std::vector<std::pair<std::string, std::string>> out;
+  for (int k : ii.keys) {
+    const KernelType& t = installed_->types[k];
+    std::optional<std::string> reason =
+        base.device ? unavailable(t, base.device->type, facts) : std::optional<std::string>("the call device is unknown");
+    if (!reason) reason = t.refusal(call);
+    out.emplace_back(t.key, reason.value_or(""));
+  }
+  return out;
+}
+
+std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, const void* call) {
+  const int i = interface_index(interface);
+  const CallSpecOps* ops = installed_->interfaces[i].decl->call_ops;
+  const detail::CallKey probe{ops->hash(call), nullptr, call};
+  detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
+  detail::InterfaceCache& cache = *b->caches[i];
+  {
+    std::shared_lock<std::shared_mutex> lock(cache.mutex);
+    auto it = cache.by_call.find(probe);
+    if (it != cache.by_call.end()) return it->second;
+  }
+  // Miss: select, then find or build the entry of (implementation, identity).
+  std::lock_guard<std::mutex> build_lock(b->build_mutex);
+  const std::string key = select_key(i, call, nullptr);
+  int type_index = -1;
+  for (int k : installed_->interfaces[i].keys)
+    if (installed_->types[k].key == key) type_index = k;
+  const KernelType& type = installed_->types[type_index];
+  EntryRecipe<KernelInterface> recipe = type.entry_for(call);
+  detail::BuiltKey built_key{type_index, recipe.identity};
+  std::shared_ptr<KernelInterface> entry;
+  {
+    std::shared_lock<std::shared_mutex> lock(cache.mutex);
+    auto it = cache.built.find(built_key);
+    if (it != cache.built.end()) entry = it->second;
+  }
+  if (!entry) {
+    CurrentDeviceGuard guard(ops->base(call).device);
+    entry = recipe.build();
+    if (!entry) throw OpNotAvailableError(fmt::format("{}: {} ('{}') built no entry", name(), type.class_name, key));
+    {
+      std::unique_lock<std::shared_mutex> lock(cache.mutex);
+      cache.built.emplace(built_key, entry);
+      cache.built_order.push_back(built_key);
+    }
+    // Note [Tuning while building]: the entry is tuned after it is published, still with its
+    // device current. request_tune sets the flag before it walks the caches, so a request racing
+    // with this build either finds the entry there or its flag is seen here; Kernel::request_tune
+    // is idempotent, so being reached both ways tunes once.
+    if (tune_requested_.load())
+      if (auto kernel = std::dynamic_pointer_cast<Kernel>(entry)) kernel->request_tune();
+  }
+  std::shared_ptr<const void> owned = ops->copy(call);
+  const void* spec = owned.get();
+  std::unique_lock<std::shared_mutex> lock(cache.mutex);
+  cache.by_call.emplace(detail::CallKey{probe.hash, std::move(owned), spec}, entry);
+  return entry;
+}
+
+std::vector<BuiltEntry> Op::built_entries(std::string_view interface) const {
+  auto b = binding();
+  std::vector<BuiltEntry> out;
+  if (b->resolved.load(std::memory_order_acquire) && b->builder) {
+    std::shared_lock<std::shared_mutex> lock(b->target_mutex);
+    for (const auto& kv : b->target_kernels) {
+      std::string key = "target:" + b->serving->str() + " on " + kv.first.device.str();
+      for (const auto& in : kv.first.inputs)
+        key += in ? " " + std::string(dtype_name(in->first)) + in->second.str() : std::string(" None");
+      out.push_back({std::move(key), Identity(), nullptr});
+    }
+    return out;
+  }
+  const int i = interface_index(interface);
+  const detail::InterfaceCache& cache = *b->caches[i];
+  std::shared_lock<std::shared_mutex> lock(cache.mutex);
+  for (const detail::BuiltKey& k : cache.built_order)
+    out.push_back({installed_->types[k.type].key, k.identity, cache.built.at(k)});
+  return out;
+}
+
+std::vector<std::shared_ptr<Kernel>> Op::iter_kernels() const {
+  std::vector<std::shared_ptr<Kernel>> out;
+  std::vector<const Op*> seen;
+  std::function<void(const Op&)> walk = [&](const Op& op) {
+    if (std::find(seen.begin(), seen.end(), &op) != seen.end()) return;
+    seen.push_back(&op);
+    auto b = op.binding();
+    for (const auto& cache : b->caches) {
+      std::shared_lock<std::shared_mutex> lock(cache->mutex);
+      for (const detail::BuiltKey& k : cache->built_order) {
+        auto kernel = std::dynamic_pointer_cast<Kernel>(cache->built.at(k));
+        if (kernel && std::find(out.begin(), out.end(), kernel) == out.end()) out.push_back(kernel);
+      }
+    }
+    for (const auto& sub : op.held_delegates()) walk(*sub);
+  };
+  walk(*this);
+  return out;
+}
+
+void Op::request_tune() {
+  std::vector<Op*> seen;
+  std::function<void(Op&)> walk = [&](Op& op) {
+    if (std::find(seen.begin(), seen.end(), &op) != seen.end()) return;
+    seen.push_back(&op);
+    op.tune_requested_.store(true);
+    auto b = op.binding();
+    std::vector<std::shared_ptr<detail::BuiltTargetKernel>> target_kernels;
+    {
+      std::shared_lock<std::shared_mutex> lock(b->target_mutex);
+      for (const auto& [key, k] : b->target_kernels) target_kernels.push_back(k);
+    }
+    for (const auto& k : target_kernels) op.tune_target_kernel(*k, *b);
+    for (const auto& sub : op.held_delegates()) walk(*sub);
+  };
+  walk(*this);
+  for (const auto& kernel : iter_kernels()) kernel->request_tune();
+}
+
+void Op::tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Binding& binding) {
+  if (kernel.tune_sent.exchange(true)) return;
+  if (kernel.kernel.request_tune) {
+    kernel.kernel.request_tune();
+  } else if (!tune_warned_.exchange(true)) {
+    std::fprintf(stderr, "tileops: warning: %s: the kernel target '%s' built has no request_tune; tuning is skipped\n",
+                 name().c_str(), binding.serving ? binding.serving->str().c_str() : "?");
+  }
+}
+
+}  // namespace tileops

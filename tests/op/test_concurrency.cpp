@@ -1,0 +1,198 @@
+// Calls on one instance from several threads (ARCHITECTURE.md §6 "Concurrency"). Run these under
+// the tsan preset too.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <latch>
+#include <set>
+#include <thread>
+
+#include "toy_ops.hpp"
+
+namespace tileops::optest {
+namespace {
+
+constexpr int kThreads = 8;
+
+template <class F>
+void on_threads(int n, F&& f) {
+  std::vector<std::thread> threads;
+  for (int t = 0; t < n; ++t) threads.emplace_back([&f, t] { f(t); });
+  for (auto& t : threads) t.join();
+}
+
+TEST(Concurrency, FirstCallsRacingToBindAllSucceedAndBindOnce) {
+  const std::string name = unique_op("Race");
+  const std::string target = unique("race_target");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, logging_builder(log));
+  OpClass& cls = with_selection_table(toy_class(name));
+  ToyOp served(cls, {}, Target::named(target));
+  ToyOp builtin(cls);
+  const int builds = counters().builds.load();
+  std::barrier start(kThreads);
+  std::atomic<int> ok{0};
+  on_threads(kThreads, [&](int) {
+    start.arrive_and_wait();
+    Tensor a = served(cpu({20}));
+    Tensor b = builtin(cpu({20}));
+    if (a.shape() == Shape{20} && b.shape() == Shape{20}) ok++;
+  });
+  EXPECT_EQ(ok.load(), kThreads);
+  EXPECT_EQ(served.serving_target(), Target::named(target));
+  EXPECT_EQ(log->build_count(), 1);
+  EXPECT_EQ(log->run_count(), kThreads);
+  EXPECT_EQ(builtin.serving_target(), kBuiltin);
+  EXPECT_EQ(counters().builds.load(), builds + 1);  // one entry, built once
+  EXPECT_EQ(builtin.built_entries("scale").size(), 1u);
+}
+
+TEST(Concurrency, FailingCallsResettingTheBindingWhileOthersCall) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Resets"))), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) -> CallResult {
+             CallResult r = self.compute(a);
+             if (a.call.index("N").as_int() == 13) throw std::runtime_error("bad size");
+             return r;
+           });
+  const std::int64_t sizes[] = {4, 20, 200};
+  std::atomic<int> wrong{0};
+  std::atomic<int> failures{0};
+  on_threads(kThreads, [&](int t) {
+    for (int i = 0; i < 150; ++i) {
+      if (t < 2) {
+        op.reset_binding();  // so that the failing call is often the one that selects
+        try {
+          op(cpu({13}));
+        } catch (const std::runtime_error&) {
+          failures++;
+        }
+      } else {
+        const std::int64_t n = sizes[(t + i) % 3];
+        Tensor y = op(cpu({n}));
+        if (y.shape() != Shape{n}) wrong++;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(failures.load(), 300);
+  // Still consistent: a call selects (if it must) and serves.
+  op(cpu({20}));
+  EXPECT_EQ(op.serving_target(), kBuiltin);
+  EXPECT_NE(op.last_call()->index("N").as_int(), 13);
+  EXPECT_EQ(op.key_for("scale", scaling(20)), "band");
+}
+
+TEST(Concurrency, TargetCallsStayCorrectWhileTheBindingIsReset) {
+  // A call runs the target kernel of the binding it read, even when another thread swaps the
+  // binding for a fresh, unselected one in between.
+  const std::string name = unique_op("TargetResets");
+  const std::string target = unique("target_resets");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, logging_builder(log));
+  ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
+  std::atomic<int> wrong{0};
+  on_threads(kThreads, [&](int t) {
+    for (int i = 0; i < 200; ++i) {
+      if (t < 2) {
+        op.reset_binding();
+      } else {
+        Tensor y = op(cpu({4 + t}));
+        if (y.shape() != Shape{4 + t}) wrong++;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(log->run_count(), (kThreads - 2) * 200);
+  EXPECT_EQ(op.forward_calls(), 0);
+}
+
+TEST(Concurrency, LastCallIsOneOfTheCompletedCalls) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Last"))), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) -> CallResult {
+             if (a.call.index("N").as_int() % 2 == 1) throw std::runtime_error("odd sizes fail");
+             return self.compute(a);
+           });
+  std::atomic<bool> seen_odd{false};
+  on_threads(kThreads, [&](int t) {
+    for (int i = 0; i < 100; ++i) {
+      const std::int64_t n = 2 + t * 2 + (i % 2);  // even succeed, odd fail
+      try {
+        op(cpu({n}));
+      } catch (const std::runtime_error&) {
+      }
+      if (op.last_call()->index("N").as_int() % 2 == 1) seen_odd = true;
+    }
+  });
+  EXPECT_FALSE(seen_odd.load());
+  const std::int64_t last = op.last_call()->index("N").as_int();
+  EXPECT_TRUE(last >= 2 && last <= 2 * kThreads && last % 2 == 0) << last;
+}
+
+TEST(Concurrency, CallStackIsThreadLocal) {
+  // Thread A's composite call waits inside forward while thread B calls A's held sub-op on its
+  // own; B's call must not be filed under A's call.
+  std::latch entered(1);
+  std::latch released(1);
+  ToyOp parent(composite_class(unique_op("Stack")), {}, std::nullopt,
+               [&](ToyOp& self, const CallArgs& a) -> CallResult {
+                 entered.count_down();
+                 released.wait();
+                 self.hold<ToySubOp>("first", Identity())(a.input(0));
+                 return {self.output(a, 0)};
+               });
+  ToySubOp& sub = parent.hold<ToySubOp>("first", Identity());
+  std::thread a([&] { parent(cpu({4})); });
+  entered.wait();
+  std::thread b([&] {
+    for (int i = 0; i < 5; ++i) sub(cpu({8}));
+  });
+  b.join();
+  released.count_down();
+  a.join();
+  const auto& stages = parent.last_call()->stages();
+  ASSERT_EQ(stages[0].second.size(), 1u);
+  EXPECT_EQ(stages[0].second[0]->index("N").as_int(), 4);
+  EXPECT_TRUE(stages[1].second.empty());
+}
+
+TEST(Concurrency, ParallelCompositeCallsFileTheirOwnSubCalls) {
+  ToyOp parent(composite_class(unique_op("Parallel")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) {
+    return through(self, a, {"first", "second", "second"});
+  });
+  std::atomic<int> wrong{0};
+  on_threads(kThreads, [&](int t) {
+    for (int i = 0; i < 50; ++i) parent(cpu({1 + t}));
+  });
+  // Each record holds exactly its own three sub-calls, of its own size.
+  auto rec = parent.last_call();
+  const std::int64_t n = rec->index("N").as_int();
+  ASSERT_EQ(rec->stages()[0].second.size(), 1u);
+  ASSERT_EQ(rec->stages()[1].second.size(), 2u);
+  for (const auto& [stage, calls] : rec->stages())
+    for (const auto& c : calls)
+      if (c->index("N").as_int() != n) wrong++;
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(Concurrency, TuningRequestedWhileEntriesAreBeingBuiltReachesEveryEntry) {
+  ToyOp op(toy_class(unique_op("TuneRace")).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+  std::barrier start(kThreads + 1);
+  std::thread tuner([&] {
+    start.arrive_and_wait();
+    op.request_tune();
+  });
+  on_threads(kThreads, [&](int t) {
+    start.arrive_and_wait();
+    for (int i = 0; i < 40; ++i) op.kernel_for<Scaling>(scaling((t * 40 + i) * 10));
+  });
+  tuner.join();
+  const auto built = op.built_entries("scale");
+  EXPECT_EQ(built.size(), static_cast<std::size_t>(kThreads * 40));
+  int untuned = 0;
+  for (const auto& e : built)
+    if (std::dynamic_pointer_cast<FakeEntry>(e.entry)->tunes.load() != 1) untuned++;
+  EXPECT_EQ(untuned, 0);
+}
+
+}  // namespace
+}  // namespace tileops::optest

@@ -1,0 +1,402 @@
+// Seed construction-and-calls, one test per row of its Tables 1-6.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "toy_ops.hpp"
+
+namespace tileops::optest {
+namespace {
+
+using ::testing::HasSubstr;
+
+CallResult fail_after_compute(ToyOp& self, const CallArgs& args) {
+  self.compute(args);
+  throw std::runtime_error("forward failed");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 1: the steps of Op's constructor.
+
+TEST(ConstructionTable1, Row1_LoadsTheBackendRegistry) {
+  // The suite's environment names a backend in TILEOPS_BACKENDS (test_backend_plugin.cpp);
+  // constructing any op loads it, before any call.
+  ToyOp op(toy_class(unique_op("Load")));
+  const std::vector<std::string> targets = registered_targets();
+  EXPECT_NE(std::find(targets.begin(), targets.end(), "env_plugin_target"), targets.end());
+  EXPECT_THROW(op.last_call(), RuntimeStateError);  // nothing was called
+}
+
+TEST(ConstructionTable1, Row2_ChecksParamsAndKeepsConstructionIndices) {
+  OpClass& cls = toy_class(unique_op("Params"));
+  EXPECT_THAT(error_of<CheckError>([&] { ToyOp bad(cls, {{"factor", Value(0)}}); }), HasSubstr("factor > 0"));
+  EXPECT_THAT(error_of<CheckError>([&] { ToyOp bad(cls, {{"bogus", Value(1)}}); }), HasSubstr("bogus"));
+  ToyOp op(cls, {{"factor", Value(3)}});
+  // The solved values are kept: defaults filled in, given values as given.
+  EXPECT_EQ(op.params().at("factor").as_int(), 3);
+  EXPECT_TRUE(op.params().at("eps").is_none());
+  op(cpu({4}));
+  EXPECT_EQ(op.param("factor").as_int(), 3);
+}
+
+TEST(ConstructionTable1, Row3_InstallsTheTableChecksContractsAndBuildsEmptyEntryCaches) {
+  FakeAccelerator accel;
+  OpClass& bad = toy_class(unique_op("TwoGenerals"))
+                     .interface<Scaling>("scale")
+                     .kernel<GeneralKernel>("general", "GeneralKernel")
+                     .kernel<SecondGeneralKernel>("second_general", "SecondGeneralKernel");
+  EXPECT_THROW(ToyOp op(bad), ContractError);
+  OpClass& cls = with_selection_table(toy_class(unique_op("Installs")));
+  ToyOp op(cls);
+  EXPECT_TRUE(op.built_entries("scale").empty());
+  // Installing resolves classes only: no device property was read, no device made current.
+  EXPECT_EQ(accel.fact_reads(), 0);
+  EXPECT_EQ(accel.sets(), 0);
+  EXPECT_EQ(op.key_for("scale", scaling(5)), "positive");
+}
+
+TEST(ConstructionTable1, Row4_RegistersTheInstanceUnderAKey) {
+  const std::string name = unique_op("Keyed");
+  OpClass& cls = toy_class(name);
+  ToyOp a(cls);
+  ToyOp b(cls);
+  EXPECT_EQ(a.instance_key(), name + "#0");
+  EXPECT_EQ(b.instance_key(), name + "#1");
+  EXPECT_EQ(find_instance(a.instance_key()), &a);
+  EXPECT_EQ(find_instance(b.instance_key()), &b);
+}
+
+TEST(ConstructionTable1, Row5_BuildsTheBindingAndRunningStateEmpty) {
+  ToyOp op(composite_class(unique_op("Empty")));
+  EXPECT_EQ(op.serving_target(), std::nullopt);
+  EXPECT_TRUE(op.held_delegates().empty());
+  EXPECT_TRUE(op.iter_kernels().empty());
+  EXPECT_FALSE(op.tune_requested());
+  EXPECT_THROW(op.last_call(), RuntimeStateError);
+  ASSERT_EQ(op.op_class().stages().size(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 2: call entry points. In C++ both the typed operator() of a class and the generic call()
+// reach run_call; a meta-tensor call is the generated fake of the Python compile boundary.
+
+TEST(ConstructionTable2, Row1_TypedCallReachesRunCall) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Typed"))));
+  Tensor y = op(cpu({4}));
+  EXPECT_EQ(y.shape(), (Shape{4}));
+  EXPECT_EQ(op.forward_calls(), 1);
+  EXPECT_EQ(op.last_call()->index("N").as_int(), 4);
+  EXPECT_EQ(op.ran(), "positive");
+  // The same checks: a bad typed call raises the signature's CheckError and runs nothing.
+  EXPECT_THROW(op(cpu({4}), cpu({5})), CheckError);
+  EXPECT_EQ(op.forward_calls(), 1);
+}
+
+TEST(ConstructionTable2, Row2_GenericCallReachesRunCall) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Generic"))));
+  const Inputs inputs{cpu({30}), cpu({30})};
+  CallResult r = op.call(inputs);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0]->shape(), (Shape{30}));
+  EXPECT_EQ(op.forward_calls(), 1);
+  EXPECT_EQ(op.ran(), "band");
+  EXPECT_TRUE(op.last_call()->present("w"));
+  EXPECT_THROW(op.call(Inputs{cpu({30})}), CheckError);  // wrong arity
+}
+
+TEST(ConstructionTable2, Row3_MetaCallChecksRecordsAndBuildsNothing) {
+  const std::string name = unique_op("Meta");
+  const std::string target = unique("meta_target");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, logging_builder(log));
+  ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
+  CallResult r = op.call(Inputs{meta({6}, DType::kFloat32), std::nullopt});
+  ASSERT_TRUE(r[0]);
+  EXPECT_TRUE(r[0]->is_meta());
+  EXPECT_EQ(r[0]->shape(), (Shape{6}));
+  EXPECT_EQ(r[0]->dtype(), DType::kFloat32);
+  EXPECT_EQ(op.last_call()->index("N").as_int(), 6);
+  EXPECT_EQ(op.forward_calls(), 0);
+  EXPECT_EQ(log->build_count(), 0);
+  EXPECT_EQ(op.serving_target(), std::nullopt);
+  // The check runs on meta tensors too.
+  EXPECT_THAT(error_of<CheckError>([&] { op.call(Inputs{meta({6}), meta({5})}); }), HasSubstr("w"));
+}
+
+TEST(ConstructionTable2, Row4_OpWithoutBoundaryRunsTheServingTargetsKernelElseForward) {
+  // C++ has no tracing; what remains of row 4 is the choice inside run_call for an op without a
+  // compile boundary (a composite): the target's kernel when a target serves it, else forward.
+  const std::string name = unique_op("NoBoundary");
+  const std::string target = unique("nb_target");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, logging_builder(log));
+  ToyOp served(composite_class(name), {}, Target::named(target),
+               [](ToyOp& self, const CallArgs& a) { return through(self, a, {"first"}); });
+  served(cpu({4}));
+  EXPECT_EQ(log->run_count(), 1);
+  EXPECT_EQ(served.forward_calls(), 0);
+  ToyOp composed(composite_class(unique_op("NoBoundary")), {}, std::nullopt,
+                 [](ToyOp& self, const CallArgs& a) { return through(self, a, {"first"}); });
+  composed(cpu({4}));
+  EXPECT_EQ(composed.forward_calls(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 3: the seven steps of a call.
+
+TEST(ConstructionTable3, Step1_BeginsTheCallAndCollectsSubOpCalls) {
+  ToyOp op(composite_class(unique_op("Begin")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) {
+    return through(self, a, {"first", "first", "second"});
+  });
+  op(cpu({4}));
+  const auto& stages = op.last_call()->stages();
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].second.size(), 2u);
+  EXPECT_EQ(stages[1].second.size(), 1u);
+}
+
+TEST(ConstructionTable3, Step2_ChecksTheSignatureAndProducesTheRecord) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Check"))));
+  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({4}, DType::kInt32)); }), HasSubstr("x dtype"));
+  EXPECT_EQ(op.forward_calls(), 0);
+  EXPECT_EQ(op.serving_target(), std::nullopt);  // a call that fails its check selects nothing
+  op(cpu({7}, DType::kFloat32));
+  auto rec = op.last_call();
+  EXPECT_EQ(rec->index("N").as_int(), 7);
+  EXPECT_EQ(rec->index("T").as_dtype(), DType::kFloat32);
+  EXPECT_EQ(rec->device(), Device::cpu());
+}
+
+TEST(ConstructionTable3, Step3_DetectsAnEmptyWrite) {
+  ToyOp op(with_selection_table(toy_class(unique_op("EmptyWrite"))));
+  Tensor y = op(cpu({0}));
+  EXPECT_EQ(y.shape(), (Shape{0}));
+  EXPECT_EQ(op.forward_calls(), 0);
+  EXPECT_EQ(op.serving_target(), std::nullopt);
+  EXPECT_EQ(op.last_call()->index("N").as_int(), 0);
+}
+
+TEST(ConstructionTable3, Step4_SelectsTheTargetOnceAtTheFirstCallThatRuns) {
+  const std::string name = unique_op("Select");
+  const std::string target = unique("select_target");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, logging_builder(log));
+  ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
+  EXPECT_EQ(op.serving_target(), std::nullopt);
+  op(cpu({4}));
+  EXPECT_EQ(op.serving_target(), Target::named(target));
+  op(cpu({4}));
+  EXPECT_EQ(op.serving_target(), Target::named(target));
+  ToyOp builtin(with_selection_table(toy_class(unique_op("Select"))));
+  builtin(cpu({4}));
+  EXPECT_EQ(builtin.serving_target(), kBuiltin);
+}
+
+TEST(ConstructionTable3, Step5_RunsTheTargetKernelOrTheBody) {
+  const std::string name = unique_op("Run");
+  const std::string target = unique("run_target");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, logging_builder(log));
+  OpClass& cls = with_selection_table(toy_class(name));
+  ToyOp served(cls, {}, Target::named(target));
+  served(cpu({4}));
+  EXPECT_EQ(log->run_count(), 1);
+  EXPECT_EQ(served.forward_calls(), 0);
+  ToyOp builtin(cls, {}, kBuiltin);
+  builtin(cpu({4}));
+  EXPECT_EQ(builtin.forward_calls(), 1);
+  EXPECT_EQ(log->run_count(), 1);
+}
+
+TEST(ConstructionTable3, Step6_ChecksTheResult) {
+  ToyOp op(toy_class(unique_op("Result")), {}, std::nullopt,
+           [](ToyOp&, const CallArgs&) -> CallResult { return {cpu({3})}; });
+  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({4})); }), HasSubstr("output y has shape [3], expected [4]"));
+  EXPECT_THROW(op.last_call(), RuntimeStateError);
+}
+
+TEST(ConstructionTable3, Step7_RecordsFilesStagesKeepsAndReportsToTheParent) {
+  ToyOp op(composite_class(unique_op("Record")), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) { return through(self, a, {"second"}); });
+  op(cpu({4}));
+  auto rec = op.last_call();
+  const auto& stages = rec->stages();
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].first, "first");
+  EXPECT_TRUE(stages[0].second.empty());
+  EXPECT_EQ(stages[1].first, "second");
+  ASSERT_EQ(stages[1].second.size(), 1u);
+  // The sub-op reported exactly the record it kept as its own last_call.
+  EXPECT_EQ(stages[1].second[0], op.held_delegates().at(0)->last_call());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 4: the two ways a backend joins.
+
+TEST(ConstructionTable4, Row1_TargetIsSelectedAtTheFirstCallAndUnchangedAfter) {
+  FakeAccelerator accel;
+  DefaultTargetGuard restore;
+  const std::string name = unique_op("Joins");
+  const std::string first = unique("join_first");
+  const std::string later = unique("join_later");
+  auto log = std::make_shared<BuilderLog>();
+  register_detector(first, [](const Device& d) { return d == Device::cuda(11); });
+  register_kernel_builder(name, first, logging_builder(log));
+  register_kernel_builder(name, later, logging_builder(std::make_shared<BuilderLog>()));
+  ToyOp op(with_selection_table(toy_class(name)));
+  op(on_cuda({4}, 11));
+  EXPECT_EQ(op.serving_target(), Target::named(first));
+  set_default_target(Target::named(later));  // does not change a selection already made
+  op(on_cuda({4}, 11));
+  EXPECT_EQ(op.serving_target(), Target::named(first));
+  EXPECT_EQ(log->run_count(), 2);
+}
+
+TEST(ConstructionTable4, Row2_RegisteredKernelTypeIsMergedAtConstruction) {
+  const std::string name = unique_op("Merged");
+  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+  ToyOp before(cls);
+  register_kernel_type(name, KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
+  ToyOp after(cls);
+  EXPECT_EQ(before.key_for("scale", scaling(5)), "general");
+  EXPECT_EQ(after.key_for("scale", scaling(5)), "positive");  // by its own declarations
+  EXPECT_EQ(after.key_for("scale", scaling(0)), "general");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 5: kernel type and entry.
+
+OpClass& bucket_class(const std::string& name) {
+  return toy_class(name).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel");
+}
+
+TEST(ConstructionTable5, Row1_KernelTypeIsTheClassEntryIsAnObjectBuiltForACall) {
+  KernelType type = KernelType::of<BandKernel>("band", "BandKernel");
+  EXPECT_EQ(type.key, "band");
+  EXPECT_EQ(type.class_name, "BandKernel");
+  EXPECT_EQ(type.interface_type, std::type_index(typeid(Scaling)));
+  ToyOp op(bucket_class(unique_op("Example")));
+  auto entry = op.kernel_for<Scaling>(scaling(42));
+  EXPECT_EQ(std::dynamic_pointer_cast<FakeEntry>(entry)->call.n, 42);
+}
+
+TEST(ConstructionTable5, Row2_EntryIsBuiltWhenTheFirstCallThatNeedsItArrives) {
+  ToyOp op(bucket_class(unique_op("Lazy")));
+  const int builds = counters().builds.load();
+  EXPECT_TRUE(op.built_entries("scale").empty());
+  op(cpu({4}));
+  EXPECT_EQ(counters().builds.load(), builds + 1);
+  EXPECT_EQ(op.built_entries("scale").size(), 1u);
+}
+
+TEST(ConstructionTable5, Row3_TypeCarriesDeclarationsEntryCarriesItsConstructionArguments) {
+  KernelType type = KernelType::of<Sm90Kernel>("sm90", "Sm90Kernel");
+  EXPECT_EQ(type.devices, std::vector<DeviceType>{DeviceType::kCUDA});
+  EXPECT_EQ(type.supported_archs, std::vector<int>{90});
+  KernelType band = KernelType::of<BandKernel>("band", "BandKernel");
+  EXPECT_EQ(band.preferred_over, std::vector<std::string>{"positive"});
+  ScalingCall five = scaling(5);
+  EXPECT_EQ(band.refusal(&five), "serves 10 < n <= 50");
+  ScalingCall twenty = scaling(20);
+  EXPECT_EQ(band.refusal(&twenty), std::nullopt);
+  EXPECT_EQ(band.entry_for(&twenty).identity, Identity(Bucket{Device::cpu(), 2}));
+  ToyOp op(bucket_class(unique_op("Carries")));
+  auto entry = std::dynamic_pointer_cast<FakeEntry>(op.kernel_for<Scaling>(scaling(23)));
+  EXPECT_EQ(entry->call, scaling(23));
+}
+
+TEST(ConstructionTable5, Row4_OneEntryPerTypeAndIdentity) {
+  ToyOp op(bucket_class(unique_op("PerIdentity")));
+  auto a = op.kernel_for<Scaling>(scaling(1));
+  auto b = op.kernel_for<Scaling>(scaling(9));
+  auto c = op.kernel_for<Scaling>(scaling(10));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  auto built = op.built_entries("scale");
+  ASSERT_EQ(built.size(), 2u);
+  EXPECT_EQ(built[0].identity, Identity(Bucket{Device::cpu(), 0}));
+  EXPECT_EQ(built[1].identity, Identity(Bucket{Device::cpu(), 1}));
+}
+
+TEST(ConstructionTable5, Row5_TypesAreKeptInTheTableEntriesInBuiltEntries) {
+  OpClass& cls = with_selection_table(toy_class(unique_op("Kept")));
+  ASSERT_EQ(cls.kernel_types().size(), 5u);
+  EXPECT_EQ(cls.kernel_types()[2].key, "band");
+  ToyOp op(cls);
+  op(cpu({20}));
+  op(cpu({200}));
+  auto built = op.built_entries("scale");
+  ASSERT_EQ(built.size(), 2u);
+  EXPECT_EQ(built[0].key, "band");
+  EXPECT_EQ(built[1].key, "hundreds");
+}
+
+TEST(ConstructionTable5, Row6_TheSubclassCallsTheEntry) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Calls"))));
+  auto entry = op.kernel_for<Scaling>(scaling(-3));
+  EXPECT_EQ(entry->key(), "negative");
+  // Obtained again through kernel_for, it is the same object (one lookup, nothing rebuilt).
+  EXPECT_EQ(op.kernel_for<Scaling>(scaling(-3)), entry);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table 6: instance state after a failure.
+
+TEST(ConstructionTable6, Row1_TargetSelectedInThisCall_UndoneKernelsDroppedLastCallUnchanged) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Undo"))), {}, std::nullopt, fail_after_compute);
+  op.call(Inputs{meta({4}), std::nullopt});  // a record that selected nothing
+  auto before = op.last_call();
+  EXPECT_THROW(op(cpu({4})), std::runtime_error);
+  EXPECT_EQ(op.serving_target(), std::nullopt);
+  EXPECT_TRUE(op.built_entries("scale").empty());
+  EXPECT_EQ(op.last_call(), before);
+  // The next call selects again.
+  op.set_body({});
+  op(cpu({4}));
+  EXPECT_EQ(op.serving_target(), kBuiltin);
+
+  // The same under a target: the kernels its builder built are dropped.
+  const std::string name = unique_op("UndoTarget");
+  const std::string target = unique("undo_target");
+  auto log = std::make_shared<BuilderLog>();
+  register_kernel_builder(name, target, [log](std::span<const std::optional<TensorSpec>> in, const ParamMap& p) {
+    TargetKernel k = logging_builder(log)(in, p);
+    k.run = [](const TargetCall&) -> CallResult { throw std::runtime_error("kernel failed"); };
+    return k;
+  });
+  ToyOp served(with_selection_table(toy_class(name)), {}, Target::named(target));
+  EXPECT_THROW(served(cpu({4})), std::runtime_error);
+  EXPECT_EQ(served.serving_target(), std::nullopt);
+  EXPECT_TRUE(served.built_entries("scale").empty());
+  EXPECT_THROW(served(cpu({4})), std::runtime_error);
+  EXPECT_EQ(log->build_count(), 2);  // built again after the undo
+}
+
+TEST(ConstructionTable6, Row1_UndoTravelsDownThroughTheHeldSubOps) {
+  ToyOp op(composite_class(unique_op("UndoDown")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) -> CallResult {
+    through(self, a, {"first"});
+    throw std::runtime_error("composite failed after its sub-op ran");
+  });
+  EXPECT_THROW(op(cpu({4})), std::runtime_error);
+  ASSERT_EQ(op.held_delegates().size(), 1u);  // still held
+  std::shared_ptr<Op> sub = op.held_delegates()[0];
+  EXPECT_EQ(sub->serving_target(), std::nullopt);
+  EXPECT_TRUE(sub->built_entries("scale").empty());
+  EXPECT_EQ(sub->last_call()->index("N").as_int(), 4);  // its completed call stays recorded
+  EXPECT_EQ(op.serving_target(), std::nullopt);
+}
+
+TEST(ConstructionTable6, Row2_TargetSelectedEarlier_KeptKernelsKeptLastCallUnchanged) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Keep"))));
+  op(cpu({4}));
+  auto before = op.last_call();
+  op.set_body(fail_after_compute);
+  EXPECT_THROW(op(cpu({20})), std::runtime_error);
+  EXPECT_EQ(op.serving_target(), kBuiltin);
+  auto built = op.built_entries("scale");
+  ASSERT_EQ(built.size(), 2u);  // the failing call's entry is kept too
+  EXPECT_EQ(built[1].key, "band");
+  EXPECT_EQ(op.last_call(), before);
+}
+
+}  // namespace
+}  // namespace tileops::optest

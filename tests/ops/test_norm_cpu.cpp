@@ -1,0 +1,207 @@
+// Numerics of the CPU norm kernels against float64 oracles written here
+// (tolerances: Note [CPU kernel tolerances] in cpu_numerics.hpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "kernels/norm/cpu/norm_cpu.hpp"
+#include "cpu_numerics.hpp"
+#include "tileops/core/error.hpp"
+
+namespace tileops::test_cpu {
+namespace {
+
+namespace k = kernels::cpu;
+
+// Normalized sizes: 1 (the row is its own RMS), odd small sizes, and long odd rows that leave a
+// tail after the blocked kernel's lanes.
+const std::int64_t kSizes[] = {1, 3, 7, 33, 1000, 4097};
+
+// Oracle: y = x / sqrt(mean(x^2) + eps) [* w], row by row in double.
+std::vector<double> rms_norm_oracle(const std::vector<double>& x, const std::vector<double>* w,
+                                    double eps, std::int64_t n) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r * n < x.size(); ++r) {
+    double sum_sq = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) sum_sq += x[r * n + i] * x[r * n + i];
+    const double scale = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps);
+    for (std::int64_t i = 0; i < n; ++i) {
+      y[r * n + i] = x[r * n + i] * scale * (w != nullptr ? (*w)[i] : 1.0);
+    }
+  }
+  return y;
+}
+
+std::vector<double> layer_norm_oracle(const std::vector<double>& x, const std::vector<double>* w,
+                                      const std::vector<double>* b, double eps, std::int64_t n) {
+  std::vector<double> y(x.size());
+  for (std::size_t r = 0; r * n < x.size(); ++r) {
+    double mean = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) mean += x[r * n + i];
+    mean /= static_cast<double>(n);
+    double var = 0.0;
+    for (std::int64_t i = 0; i < n; ++i) var += (x[r * n + i] - mean) * (x[r * n + i] - mean);
+    var /= static_cast<double>(n);
+    const double rstd = 1.0 / std::sqrt(var + eps);
+    for (std::int64_t i = 0; i < n; ++i) {
+      double v = (x[r * n + i] - mean) * rstd;
+      if (w != nullptr) v *= (*w)[i];
+      if (b != nullptr) v += (*b)[i];
+      y[r * n + i] = v;
+    }
+  }
+  return y;
+}
+
+using RmsNormKernel =
+    std::function<void(const Tensor&, const Tensor*, double, std::int64_t, Tensor&)>;
+
+void check_rms_norm(const RmsNormKernel& kernel, const Shape& shape, std::int64_t n, DType dtype,
+                    bool with_weight, double eps, std::uint32_t seed) {
+  SCOPED_TRACE(case_name(dtype, shape) + (with_weight ? " weight" : " no weight"));
+  const Tensor x = random_tensor(shape, dtype, seed);
+  const Tensor w = random_tensor({n}, dtype, seed + 1);
+  Tensor out = poisoned_tensor(shape, dtype);
+  kernel(x, with_weight ? &w : nullptr, eps, n, out);
+  const std::vector<double> wd = to_doubles(w);
+  EXPECT_TRUE(all_close(to_doubles(out),
+                        rms_norm_oracle(to_doubles(x), with_weight ? &wd : nullptr, eps, n),
+                        tolerance_for(dtype)));
+}
+
+void check_rms_norm_all_shapes(const RmsNormKernel& kernel) {
+  std::uint32_t seed = 100;
+  for (DType dtype : kFloatDTypes) {
+    for (std::int64_t n : kSizes) {
+      for (bool with_weight : {true, false}) {
+        check_rms_norm(kernel, {5, n}, n, dtype, with_weight, 1e-5, seed++);
+      }
+    }
+    // Several batch axes, and eps = None resolved by the op layer.
+    check_rms_norm(kernel, {2, 3, 33}, 33, dtype, true, k::kDefaultRmsNormEps, seed++);
+    check_rms_norm(kernel, {1, 4096}, 4096, dtype, false, k::kDefaultRmsNormEps, seed++);
+  }
+}
+
+TEST(NormCpu, RmsNormRowwiseMatchesOracle) { check_rms_norm_all_shapes(k::rms_norm_rowwise); }
+
+TEST(NormCpu, RmsNormBlockedMatchesOracle) { check_rms_norm_all_shapes(k::rms_norm_blocked); }
+
+TEST(NormCpu, RmsNormEpsDominatesTinyRows) {
+  // With mean(x^2) ~ 1e-8 the eps term decides the scale: a kernel that drops or misreads eps
+  // is off by orders of magnitude.
+  for (const RmsNormKernel& kernel :
+       {RmsNormKernel(k::rms_norm_rowwise), RmsNormKernel(k::rms_norm_blocked)}) {
+    const Tensor x = random_tensor({3, 1000}, DType::kFloat32, 7, 1e-4);
+    Tensor out = poisoned_tensor({3, 1000}, DType::kFloat32);
+    kernel(x, nullptr, 1e-6, 1000, out);
+    EXPECT_TRUE(all_close(to_doubles(out), rms_norm_oracle(to_doubles(x), nullptr, 1e-6, 1000),
+                          tolerance_for(DType::kFloat32)));
+  }
+}
+
+TEST(NormCpu, RmsNormEmpty) {
+  for (const RmsNormKernel& kernel :
+       {RmsNormKernel(k::rms_norm_rowwise), RmsNormKernel(k::rms_norm_blocked)}) {
+    for (DType dtype : kFloatDTypes) {
+      // No rows, and rows of zero elements: nothing to read or write.
+      Tensor x0 = Tensor::empty({0, 33}, dtype);
+      Tensor out0 = Tensor::empty({0, 33}, dtype);
+      const Tensor w = random_tensor({33}, dtype, 1);
+      kernel(x0, &w, 1e-5, 33, out0);
+      Tensor x1 = Tensor::empty({4, 0}, dtype);
+      Tensor out1 = Tensor::empty({4, 0}, dtype);
+      kernel(x1, nullptr, 1e-5, 0, out1);
+    }
+  }
+}
+
+TEST(NormCpu, LayerNormMatchesOracle) {
+  std::uint32_t seed = 200;
+  for (DType dtype : kFloatDTypes) {
+    for (std::int64_t n : kSizes) {
+      for (int affine = 0; affine < 4; ++affine) {
+        const bool with_weight = (affine & 1) != 0;
+        const bool with_bias = (affine & 2) != 0;
+        const Shape shape{3, n};
+        SCOPED_TRACE(case_name(dtype, shape) + " affine " + std::to_string(affine));
+        // An offset mean checks that the variance is centred (E[x^2] - E[x]^2 would cancel).
+        const Tensor x = random_tensor(shape, dtype, seed++, 2.0, 3.0);
+        const Tensor w = random_tensor({n}, dtype, seed++);
+        const Tensor b = random_tensor({n}, dtype, seed++);
+        Tensor out = poisoned_tensor(shape, dtype);
+        k::layer_norm(x, with_weight ? &w : nullptr, with_bias ? &b : nullptr, 1e-5, n, out);
+        const std::vector<double> wd = to_doubles(w);
+        const std::vector<double> bd = to_doubles(b);
+        // n == 1: x - mean is exactly 0, so the output is the bias (or 0).
+        EXPECT_TRUE(all_close(to_doubles(out),
+                              layer_norm_oracle(to_doubles(x), with_weight ? &wd : nullptr,
+                                                with_bias ? &bd : nullptr, 1e-5, n),
+                              tolerance_for(dtype)));
+      }
+    }
+  }
+}
+
+TEST(NormCpu, LayerNormEmpty) {
+  for (DType dtype : kFloatDTypes) {
+    Tensor x = Tensor::empty({0, 7}, dtype);
+    Tensor out = Tensor::empty({0, 7}, dtype);
+    k::layer_norm(x, nullptr, nullptr, 1e-5, 7, out);
+  }
+}
+
+TEST(NormCpu, FusedAddRmsNormWritesResidualAndNormalizesIt) {
+  std::uint32_t seed = 300;
+  for (DType dtype : kFloatDTypes) {
+    for (std::int64_t n : kSizes) {
+      const Shape shape{2, 3, n};
+      SCOPED_TRACE(case_name(dtype, shape));
+      const Tensor x = random_tensor(shape, dtype, seed++);
+      Tensor residual = random_tensor(shape, dtype, seed++);
+      const Tensor w = random_tensor({n}, dtype, seed++);
+      const std::vector<double> xd = to_doubles(x);
+      const std::vector<double> rd = to_doubles(residual);
+      Tensor out = poisoned_tensor(shape, dtype);
+      k::fused_add_rms_norm(x, residual, w, k::kDefaultRmsNormEps, n, out);
+
+      // The stored residual is x + residual rounded to T. The double sum of two T values is
+      // exact, so rounding it to T (via float32, as any float-computing kernel does) is the only
+      // rounding: the residual must match bit for bit.
+      Tensor sum_t = Tensor::empty(shape, dtype);
+      auto* sum_bytes = static_cast<unsigned char*>(sum_t.data_ptr());
+      for (std::size_t i = 0; i < xd.size(); ++i) {
+        store_from_double(dtype, xd[i] + rd[i], sum_bytes + i * sum_t.itemsize());
+      }
+      const std::vector<double> want_residual = to_doubles(sum_t);
+      EXPECT_TRUE(all_close(to_doubles(residual), want_residual, {0.0, 0.0}));
+
+      const std::vector<double> wd = to_doubles(w);
+      EXPECT_TRUE(all_close(to_doubles(out),
+                            rms_norm_oracle(want_residual, &wd, k::kDefaultRmsNormEps, n),
+                            tolerance_for(dtype)));
+    }
+  }
+}
+
+TEST(NormCpu, FusedAddRmsNormEmpty) {
+  for (DType dtype : kFloatDTypes) {
+    Tensor x = Tensor::empty({0, 5}, dtype);
+    Tensor residual = Tensor::empty({0, 5}, dtype);
+    const Tensor w = random_tensor({5}, dtype, 1);
+    Tensor out = Tensor::empty({0, 5}, dtype);
+    k::fused_add_rms_norm(x, residual, w, 1e-5, 5, out);
+  }
+}
+
+TEST(NormCpu, RejectsIntegerInput) {
+  const Tensor x = Tensor::empty({2, 3}, DType::kInt32);
+  Tensor out = Tensor::empty({2, 3}, DType::kInt32);
+  EXPECT_THROW(k::rms_norm_rowwise(x, nullptr, 1e-5, 3, out), CheckError);
+}
+
+}  // namespace
+}  // namespace tileops::test_cpu
