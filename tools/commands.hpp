@@ -1,14 +1,59 @@
 // The `tileops` subcommands; each returns the process exit code.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "tileops/core/device.hpp"
+#include "tileops/op/op_class.hpp"
+#include "workload_inputs.hpp"
 
 namespace tileops::cli {
 
 // Validates the embedded manifest, or the given family files; prints every diagnostic.
 int run_validate(const std::vector<std::string>& files);
-// Lists the ops of the manifest: name, family, status.
+
+// Lists the ops of the manifest: name, family, status, devices and implementation keys.
 int run_list();
+// The device types an op class's implementations run on: its kernel types' devices, or for a
+// composite the union over its stages' op classes. Sorted, each once.
+std::vector<DeviceType> devices_of(const OpClass& cls);
+
+struct DescribeOptions {
+  std::vector<std::string> ops;
+  bool all = false;                               // every manifest op
+  bool write_docs = false;                        // write <docs_dir>/<Op>.md instead of printing
+  std::string docs_dir = "docs/ops";
+  std::string semantics_file = "docs/manifest.md";  // where the per-op semantics lines come from
+};
+// Prints (or writes) the reference page of each op: signature, dtypes, rules, roofline, effect
+// branches with their operator names, implementations, workloads, tolerances.
+int run_describe(const DescribeOptions& options);
+
+// Which workload case a single-call command uses.
+struct CaseOptions {
+  std::string op;
+  std::string workload;  // label; empty: the first row
+  std::string dtype;     // dtype name; empty: the row's first case
+  std::int64_t max_elems = std::int64_t{1} << 16;
+  std::uint64_t seed = 0;
+};
+// Runs one call of the case with TILEOPS_LOG=dispatch and prints every selection made (winner and
+// each refused implementation with its reason), then the entries the call built.
+int run_explain(const CaseOptions& options);
+// Runs one call of the case on random inputs and checks it against the tool's float64 reference.
+int run_run(const CaseOptions& options);
+
+struct BenchOptions {
+  std::vector<std::string> ops;  // empty: every op with a registered class
+  bool json = false;
+  std::int64_t max_elems = kDefaultMaxElems;
+  int repeat = 10;
+  int warmup = 2;
+  std::uint64_t seed = 0;
+};
+// Times every workload case of the ops on the best device present.
+int run_bench(const BenchOptions& options);
 
 }  // namespace tileops::cli

@@ -191,12 +191,21 @@ bool Tensor::shares_storage_with(const Tensor& other) const noexcept {
   // Byte span [first, last) of a view's elements, by address; empty for views with no data.
   auto span_of = [](const Tensor& t) -> std::pair<std::uintptr_t, std::uintptr_t> {
     if (!t.defined_ || t.data_ptr() == nullptr) return {0, 0};
-    std::optional<std::int64_t> extent = strided_extent(t.shape_, t.strides_);
+    // A contiguous view spans exactly its elements; only strided views need the extent walk.
+    std::optional<std::int64_t> extent =
+        t.is_contiguous() ? std::optional<std::int64_t>(t.numel()) : strided_extent(t.shape_, t.strides_);
     if (!extent || *extent == 0) return {0, 0};
     const auto first = reinterpret_cast<std::uintptr_t>(t.data_ptr());
     return {first, first + static_cast<std::uintptr_t>(*extent) * t.itemsize()};
   };
-  if (device_ != other.device_) return false;
+  if (device_ != other.device_ || !storage_ || !other.storage_) return false;
+  // Views of disjoint storage blocks cannot overlap: the common case, decided without walking
+  // either view's geometry.
+  if (storage_ != other.storage_) {
+    const auto a = reinterpret_cast<std::uintptr_t>(storage_->data());
+    const auto b = reinterpret_cast<std::uintptr_t>(other.storage_->data());
+    if (a + storage_->nbytes() <= b || b + other.storage_->nbytes() <= a) return false;
+  }
   const auto [a_first, a_last] = span_of(*this);
   const auto [b_first, b_last] = span_of(other);
   if (a_first == a_last || b_first == b_last) return false;

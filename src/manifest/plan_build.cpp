@@ -404,8 +404,12 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
       if (const IndexDecl* idx = e.find_index(da.text); idx && idx->kind == IndexKind::kDType)
         t.dtype_index_slot = d.scope.find(da.text)->slot;
     }
+    if (da.op == expr::AstOp::kName && d.scope.find(da.text)) t.dtype_direct = d.scope.find(da.text)->slot;
     t.term_offset = d.total_terms;
     for (const AxisTerm& a : t.decl->shape.axes) {
+      const expr::Ast& aa = *a.expr.ast;
+      const expr::Scope::Entry* named = aa.op == expr::AstOp::kName ? d.scope.find(aa.text) : nullptr;
+      t.axis_direct.push_back(named && !named->type.optional ? named->slot : -1);
       t.axes.push_back(a.splice ? detail::compile_at(a.expr, d.scope, expr::Kind::kIntSeq, "a sequence of ints to splice")
                                 : detail::compile_at(a.expr, d.scope, expr::Kind::kInt, "an int axis"));
     }

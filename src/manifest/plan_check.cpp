@@ -132,8 +132,10 @@ SignatureCall SignaturePlan::check(const ConstructionState& state,
     const PlanTensor& t = d.output(o);
     TensorRecord& rec = call.tensors_[d.num_ctor + d.num_inputs + o];
     rec.present = true;
+    const detail::Where where{t.decl->name, "shape"};
+    Value value;
     for (std::size_t k = 0; k < t.axes.size(); ++k) {
-      Value v = detail::eval_checked(d, t.axes[k], call.frame_, t.decl->name + ".shape");
+      const Value& v = detail::operand(d, t.axes[k], t.axis_direct[k], call.frame_, value, where);
       if (t.decl->shape.axes[k].splice) {
         rec.shape.append(v.as_int_list());
       } else {
@@ -143,7 +145,7 @@ SignatureCall SignaturePlan::check(const ConstructionState& state,
         rec.shape.push_back(v.as_int());
       }
     }
-    rec.dtype = detail::eval_checked(d, t.dtype, call.frame_, t.decl->name + ".dtype").as_dtype();
+    rec.dtype = detail::operand(d, t.dtype, t.dtype_direct, call.frame_, value, {t.decl->name, "dtype"}).as_dtype();
   }
 
   if (has_out) {
@@ -169,6 +171,15 @@ SignatureCall SignaturePlan::check(const ConstructionState& state,
     }
   }
 
+  // Step 3's question, answered here from the records so the call path asks no name lookups:
+  // at least one write, and every written tensor (the outputs and written inputs) is empty.
+  bool any_write = d.num_outputs > 0 || written != 0;
+  bool all_empty = any_write;
+  for (int o = 0; o < d.num_outputs && all_empty; ++o)
+    all_empty = call.tensors_[d.num_ctor + d.num_inputs + o].shape.numel() == 0;
+  for (int i = 0; i < d.num_inputs && all_empty; ++i)
+    if ((written >> i) & 1u) all_empty = call.tensors_[d.num_ctor + i].shape.numel() == 0;
+  call.empty_write_ = all_empty;
   call.device_ = device;
   call.has_out_ = has_out;
   call.written_mask_ = written;

@@ -37,7 +37,7 @@ RooflineResult SignaturePlan::eval_roofline(const SignatureCall& call) const {
   frame[d.out_slot] = call.has_out() ? Value(true) : Value();
   RooflineResult r;
   auto eval_int = [&](const expr::Program& p, const char* field) {
-    Value v = detail::eval_checked(d, p, frame, field);
+    Value v = detail::eval_checked(d, p, frame, {"", field});
     if (!v.is_int())
       throw EvalError(fmt::format("{}: {} yields {}, not an int", d.op_name, field, v.repr()));
     return v.as_int();

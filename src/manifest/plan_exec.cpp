@@ -22,21 +22,32 @@ void align(const PlanData& d, const Step& step, std::vector<Value>& frame, const
   const PlanTensor& t = d.tensors[step.tensor];
   const std::string& name = t.decl->name;
   const std::size_t rank = rec.shape.size();
-  // Lengths of the known splices, evaluated once.
-  Shape spliced[8];
-  std::vector<Shape> spliced_heap;
-  auto splice_value = [&](std::size_t k) -> Shape& {
-    return k < 8 ? spliced[k] : spliced_heap[k - 8];
-  };
-  if (t.axes.size() > 8) spliced_heap.resize(t.axes.size() - 8);
+  const std::size_t terms = t.axes.size();
+  // The known splices' values: read in place from the frame for bare names (no copy), evaluated
+  // into scratch otherwise.
+  constexpr std::size_t kInline = 8;
+  const Value* known_inline[kInline];
+  std::vector<const Value*> known_heap;
+  const Value** known = known_inline;
+  if (terms > kInline) {
+    known_heap.resize(terms);
+    known = known_heap.data();
+  }
+  std::vector<Value> scratch;  // only for splices that are not bare names
+  const Where where{name, "shape"};
   std::size_t fixed = 0;
-  for (std::size_t k = 0; k < t.axes.size(); ++k) {
+  for (std::size_t k = 0; k < terms; ++k) {
     if (!t.decl->shape.axes[k].splice) {
       ++fixed;
     } else if (static_cast<int>(k) != step.term) {
-      Value v = eval_checked(d, t.axes[k], frame, name + ".shape");
-      splice_value(k) = v.as_int_list();
-      fixed += splice_value(k).size();
+      if (t.axis_direct[k] >= 0) {
+        known[k] = &frame[t.axis_direct[k]];
+      } else {
+        if (scratch.empty()) scratch.reserve(terms);  // stable addresses
+        scratch.push_back(eval_checked(d, t.axes[k], frame, where));
+        known[k] = &scratch.back();
+      }
+      fixed += known[k]->as_int_list().size();
     }
   }
   std::size_t unknown_len = 0;
@@ -47,7 +58,7 @@ void align(const PlanData& d, const Step& step, std::vector<Value>& frame, const
     fail(d, fmt::format("{} needs rank == {}; got rank {}", name, fixed, rank));
   }
   std::size_t p = 0;
-  for (std::size_t k = 0; k < t.axes.size(); ++k) {
+  for (std::size_t k = 0; k < terms; ++k) {
     const AxisTerm& term = t.decl->shape.axes[k];
     if (!term.splice) {
       pos[t.term_offset + k] = static_cast<std::int64_t>(p++);
@@ -55,7 +66,7 @@ void align(const PlanData& d, const Step& step, std::vector<Value>& frame, const
       frame[step.slot] = Value(Shape(std::span<const std::int64_t>(rec.shape.data() + p, unknown_len)));
       p += unknown_len;
     } else {
-      const Shape& want = splice_value(k);
+      const Shape& want = known[k]->as_int_list();
       for (std::size_t j = 0; j < want.size(); ++j) {
         if (rec.shape[p + j] != want[j]) {
           Shape got(std::span<const std::int64_t>(rec.shape.data() + p, want.size()));
@@ -70,14 +81,21 @@ void align(const PlanData& d, const Step& step, std::vector<Value>& frame, const
 
 }  // namespace
 
-Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame,
-                   const std::string& where) {
+std::string Where::str() const {
+  std::string s;
+  if (!name.empty()) s = std::string(name) + (field.empty() ? "" : ".");
+  s += field;
+  if (index >= 0) s += fmt::format("[{}]", index);
+  return s;
+}
+
+Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame, const Where& where) {
   try {
     return p.eval(frame);
   } catch (const CheckError&) {
     throw;
   } catch (const Error& err) {
-    throw CheckError(fmt::format("{}: {}: {}", d.op_name, where, err.what()));
+    throw CheckError(fmt::format("{}: {}: {}", d.op_name, where.str(), err.what()));
   }
 }
 
@@ -100,7 +118,8 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
       case Step::Kind::kDTypeCheck: {
         const PlanTensor& t = d.tensors[step.tensor];
         DType dt = records[step.tensor].dtype;
-        DType want = eval_checked(d, *step.prog, frame, t.decl->name + ".dtype").as_dtype();
+        Value value;
+        DType want = operand(d, *step.prog, t.dtype_direct, frame, value, {t.decl->name, "dtype"}).as_dtype();
         if (dt != want) {
           if (t.dtype_index_slot >= 0)
             fail(d, fmt::format("{} dtype differs from {} ({}); got {}", t.decl->name, t.decl->dtype.source,
@@ -124,7 +143,7 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         const PlanTensor& t = d.tensors[step.tensor];
         std::int64_t axis = pos[t.term_offset + step.term];
         std::int64_t size = records[step.tensor].shape[axis];
-        std::int64_t e = step.prog ? eval_checked(d, *step.prog, frame, t.decl->name + ".shape").as_int() : 0;
+        std::int64_t e = step.prog ? eval_checked(d, *step.prog, frame, {t.decl->name, "shape"}).as_int() : 0;
         std::int64_t num = size - step.sign * e;
         if (num < 0 || num % step.coeff != 0)
           fail(d, fmt::format("{} axis {} is not {}; got {}", t.decl->name, axis,
@@ -136,19 +155,21 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         const PlanTensor& t = d.tensors[step.tensor];
         std::int64_t axis = pos[t.term_offset + step.term];
         std::int64_t size = records[step.tensor].shape[axis];
-        std::int64_t want = eval_checked(d, *step.prog, frame, t.decl->name + ".shape").as_int();
+        Value value;
+        std::int64_t want =
+            operand(d, *step.prog, t.axis_direct[step.term], frame, value, {t.decl->name, "shape"}).as_int();
         if (size != want)
           fail(d, fmt::format("{} shape does not match {}: axis {} is {}, expected {}", t.decl->name,
                               t.decl->shape.axes[step.term].expr.source, axis, size, want));
         break;
       }
       case Step::Kind::kLet:
-        frame[step.slot] = eval_checked(d, *step.prog, frame, "let " + d.entry->lets[step.index].name);
+        frame[step.slot] = eval_checked(d, *step.prog, frame, {"signature.let", d.entry->lets[step.index].name});
         break;
       case Step::Kind::kRule: {
-        std::string where = fmt::format("shape_rules[{}]", step.index);
+        const Where where{"", "shape_rules", step.index};
         if (!eval_checked(d, *step.prog, frame, where).as_bool())
-          fail(d, fmt::format("{}: {}", where, d.entry->shape_rules[step.index].source));
+          fail(d, fmt::format("{}: {}", where.str(), d.entry->shape_rules[step.index].source));
         break;
       }
     }

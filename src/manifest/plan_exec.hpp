@@ -27,8 +27,25 @@ inline int slot_tensor(const PlanData& d, int slot) { return d.slot_tensor[slot]
 void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& frame,
                   const std::vector<TensorRecord>& records, CallScratch& scratch);
 
+// Names a declaration in an error message; the text is built only when an error is raised, so
+// the call path formats nothing.
+struct Where {
+  std::string_view name;   // a tensor or let name, or empty
+  std::string_view field;  // "shape", "dtype", "shape_rules[", ...
+  int index = -1;          // a rule's index, when the field is indexed
+  std::string str() const;
+};
+
 // Evaluates `p`, turning an evaluation failure into CheckError "<Op>: <where>: <what>".
-Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame,
-                   const std::string& where);
+Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame, const Where& where);
+
+// The value of a term: read straight from the frame when the term is a bare name (`direct` is its
+// slot), else evaluated into `scratch`.
+inline const Value& operand(const PlanData& d, const expr::Program& p, int direct, const std::vector<Value>& frame,
+                            Value& scratch, const Where& where) {
+  if (direct >= 0) return frame[direct];
+  scratch = eval_checked(d, p, frame, where);
+  return scratch;
+}
 
 }  // namespace tileops::manifest::detail

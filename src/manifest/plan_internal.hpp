@@ -26,7 +26,9 @@ struct PlanTensor {
   int optional_bit = -1;    // optional inputs: their bit in the presence key
   int dtype_index_slot = -1;  // dtype is a bare DType index: that index's slot
   expr::Program dtype;
+  int dtype_direct = -1;            // dtype is a bare name: its slot
   std::vector<expr::Program> axes;  // per axis term (a splice evaluates to a sequence)
+  std::vector<int> axis_direct;     // per axis term: its slot when it is a bare name, else -1
 };
 
 // One step of a schedule. The scheduler orders steps so that each reads only solved slots.

@@ -2,26 +2,32 @@
 // failure and undo (§6).
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/call_stack.hpp"
 #include "tileops/op/op.hpp"
 
 namespace tileops {
-namespace {
 
-// Step 3: at least one write, and every written tensor (outputs and written inputs) is empty.
-bool is_empty_write(const manifest::SignatureCall& call) {
-  bool any = false;
-  for (const manifest::Traffic& t : call.traffic()) {
-    if (t.writes == 0) continue;
-    any = true;
-    if (call.tensor(t.name).shape.numel() != 0) return false;
+manifest::StageCalls Op::file_by_stage(
+    const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>& sub_calls) const {
+  manifest::StageCalls stages;
+  for (const StageDecl& s : cls_.stages())
+    stages.emplace_back(s.name, std::vector<std::shared_ptr<const manifest::SignatureCall>>{});
+  std::lock_guard<std::mutex> lock(running_mutex_);
+  for (const auto& [sub, record] : sub_calls) {
+    auto it = delegate_stages_.find(sub);
+    if (it == delegate_stages_.end())
+      throw RuntimeStateError(fmt::format("{}: {} completed a call inside this call but is not held through "
+                                          "delegate_for, so its call cannot be filed under a stage",
+                                          name(), sub->name()));
+    for (auto& [stage, calls] : stages)
+      if (stage == it->second) calls.push_back(record);
   }
-  return any;
+  return stages;
 }
-
-}  // namespace
 
 CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
   return run_call(inputs, options);
@@ -40,13 +46,12 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     if (device && device->is_meta()) {
       // The fake path: the check and the record, outputs of the inferred shape, no kernel, no target.
       result = empty_result(args);
-    } else if (is_empty_write(call)) {  // step 3
+    } else if (call.empty_write()) {  // step 3
       result = empty_result(args);
     } else {
       detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
       if (!b->resolved.load(std::memory_order_acquire)) {  // step 4
-        bound_here = bind_target(call);
-        b = binding_fast_.load(std::memory_order_acquire);
+        bound_here = bind_target(call, b);
       }
       // `builder` is read only once `resolved` is seen: a call that could not select (no device)
       // must not read it while another call is selecting.
@@ -56,25 +61,13 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_result(call, inputs, out, result);  // step 6
 
     // Step 7: file the sub-ops' calls under their stages, pop, keep, report.
-    manifest::StageCalls stages;
-    for (const StageDecl& s : cls_.stages()) stages.emplace_back(s.name, std::vector<std::shared_ptr<const manifest::SignatureCall>>{});
-    {
-      std::lock_guard<std::mutex> lock(running_mutex_);
-      for (const auto& [sub, record] : frame.sub_calls()) {
-        auto it = delegate_stages_.find(sub);
-        if (it == delegate_stages_.end())
-          throw RuntimeStateError(fmt::format("{}: {} completed a call inside this call but is not held through "
-                                              "delegate_for, so its call cannot be filed under a stage",
-                                              name(), sub->name()));
-        for (auto& [stage, calls] : stages)
-          if (stage == it->second) calls.push_back(record);
-      }
-    }
     auto record = std::make_shared<const manifest::SignatureCall>(
-        stages.empty() ? std::move(call) : call.with_stages(std::move(stages)));
+        cls_.stages().empty() && frame.sub_calls().empty() ? std::move(call)
+                                                            : call.with_stages(file_by_stage(frame.sub_calls())));
+    std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
     {
       std::lock_guard<std::mutex> lock(running_mutex_);
-      last_call_ = record;
+      previous = std::exchange(last_call_, record);
     }
     frame.complete(record);
     return result;
@@ -85,8 +78,9 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
   }
 }
 
-bool Op::bind_target(const manifest::SignatureCall& call) {
+bool Op::bind_target(const manifest::SignatureCall& call, detail::Binding*& binding) {
   std::lock_guard<std::mutex> lock(binding_mutex_);
+  binding = binding_.get();
   detail::Binding& b = *binding_;
   if (b.resolved) return false;
   std::optional<Target> chosen = detail::select_target(target_, call.device(), name());

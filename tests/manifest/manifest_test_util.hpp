@@ -79,29 +79,4 @@ std::string manifest_error(F&& f) {
   return "<no ManifestError>";
 }
 
-// Known issue of the expression engine: category() of an `int | float` param answers from the
-// param's static kind ('float') instead of the value it holds. Tests that depend on it skip while
-// this returns true, and run again once the engine is fixed.
-inline bool category_reads_static_kind() {
-  auto plan = plan_from(R"yaml(
-CategoryProbeFwdOp:
-  family: toy
-  status: spec-only
-  signature:
-    params: {alpha: {type: "int | float", default: 1}}
-    inputs: {}
-    outputs: {}
-    shape_rules: ["category(alpha) == 'int'"]
-  workloads: [{label: w}]
-  roofline: {flops: "1"}
-)yaml",
-                        "CategoryProbeFwdOp");
-  try {
-    plan->construct({});
-    return false;
-  } catch (const CheckError&) {
-    return true;
-  }
-}
-
 }  // namespace tileops::manifest::testing

@@ -68,6 +68,10 @@ class SignatureCall {
   // The discriminant point: bit i set when optional input i is present, top bit for out.
   std::uint32_t branch_key() const noexcept { return presence_; }
 
+  // At least one tensor is written and every written tensor (outputs and written inputs) has no
+  // elements: the call runs no implementation (seeds: Table 3, step 3).
+  bool empty_write() const noexcept { return empty_write_; }
+
   // Inferred shape and dtype of output i.
   const TensorRecord& output(std::size_t i) const;
 
@@ -87,6 +91,7 @@ class SignatureCall {
   std::vector<TensorRecord> tensors_;
   std::optional<Device> device_;
   bool has_out_ = false;
+  bool empty_write_ = false;
   std::uint32_t written_mask_ = 0;
   std::uint32_t presence_ = 0;
   StageCalls stages_;

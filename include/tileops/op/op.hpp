@@ -168,11 +168,16 @@ class Op {
                     std::type_index type);
 
   CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
-  bool bind_target(const manifest::SignatureCall& call);
+  // Step 4 on the current binding, which it stores in `binding` (the call then runs on that one,
+  // even if another thread resets the binding meanwhile). True when this call made the selection.
+  bool bind_target(const manifest::SignatureCall& call, detail::Binding*& binding);
   // Runs the kernel of the target bound in `binding` (the binding the call read: a concurrent
   // reset_binding must not swap it under the call).
   CallResult run_target(const CallArgs& args, detail::Binding& binding);
   CallResult empty_result(const CallArgs& args) const;
+  // Files the calls sub-ops completed inside this call under their stages (Table 3, step 7).
+  manifest::StageCalls file_by_stage(
+      const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>& sub_calls) const;
   // Sends a target's kernel its tuning request, once; warns once per op when it cannot tune.
   void tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Binding& binding);
   std::shared_ptr<detail::Binding> binding() const;

@@ -19,6 +19,11 @@ class RMSNormFwdOp final : public Op {
 
  protected:
   CallResult forward(const CallArgs& args) override;
+
+ private:
+  // Typed copies of the params, made once from params() (the single source) for the call path.
+  std::int64_t row_length_;
+  double eps_;
 };
 
 // torch.nn.functional.layer_norm (biased variance).
@@ -33,6 +38,10 @@ class LayerNormFwdOp final : public Op {
 
  protected:
   CallResult forward(const CallArgs& args) override;
+
+ private:
+  std::int64_t row_length_;
+  double eps_;
 };
 
 // residual <- x + residual (in place); returns rms_norm(residual) * weight.
@@ -46,6 +55,9 @@ class FusedAddRMSNormFwdOp final : public Op {
 
  protected:
   CallResult forward(const CallArgs& args) override;
+
+ private:
+  double eps_;
 };
 
 }  // namespace tileops

@@ -41,9 +41,9 @@ Tensor AddFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions&
 }
 
 CallResult AddFwdOp::forward(const CallArgs& args) {
+  auto kernel = kernel_for<kernels::AddFwdInterface>(binary_call(args, args.input(0), args.input(1)));
   Tensor a = ops::contiguous_input(args, 0);
   Tensor b = ops::contiguous_input(args, 1);
-  auto kernel = kernel_for<kernels::AddFwdInterface>(binary_call(args, a, b));
   Tensor out = allocate_output(args, 0);
   kernel->forward(a, b, param("alpha"), out);
   return {out};
@@ -67,9 +67,9 @@ Tensor MulFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions&
 }
 
 CallResult MulFwdOp::forward(const CallArgs& args) {
+  auto kernel = kernel_for<kernels::MulFwdInterface>(binary_call(args, args.input(0), args.input(1)));
   Tensor a = ops::contiguous_input(args, 0);
   Tensor b = ops::contiguous_input(args, 1);
-  auto kernel = kernel_for<kernels::MulFwdInterface>(binary_call(args, a, b));
   Tensor out = allocate_output(args, 0);
   kernel->forward(a, b, out);
   return {out};

@@ -35,23 +35,27 @@ RMSNormFwdOp::RMSNormFwdOp(Shape normalized_shape, std::optional<double> eps, st
                    std::move(target)) {}
 
 RMSNormFwdOp::RMSNormFwdOp(const ParamMap& params, std::optional<Target> target)
-    : Op(op_class(), params, std::move(target)) {}
+    : Op(op_class(), params, std::move(target)),
+      row_length_(row_length(param("normalized_shape"))),
+      eps_(resolve_eps(param("eps"))) {}
 
 Tensor RMSNormFwdOp::operator()(const Tensor& x, const std::optional<Tensor>& weight, const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {x, weight};
   return ops::first_output(call(inputs, options));
 }
 
+// Each forward selects its kernel before it copies a strided input, so a call that no kernel runs
+// (a CUDA call here) fails on availability and copies nothing.
 CallResult RMSNormFwdOp::forward(const CallArgs& args) {
-  Tensor x = ops::contiguous_input(args, 0);
-  std::optional<Tensor> weight = ops::contiguous_optional(args, 1);
   NormCall call;
   call.device = args.device();
-  call.n = row_length(param("normalized_shape"));
-  call.eps = resolve_eps(param("eps"));
-  call.dtype = x.dtype();
-  call.has_weight = weight.has_value();
+  call.n = row_length_;
+  call.eps = eps_;
+  call.dtype = args.input(0).dtype();
+  call.has_weight = args.has(1);
   auto kernel = kernel_for<kernels::RMSNormFwdInterface>(call);
+  Tensor x = ops::contiguous_input(args, 0);
+  std::optional<Tensor> weight = ops::contiguous_optional(args, 1);
   Tensor out = allocate_output(args, 0);
   kernel->forward(x, ops::ptr(weight), out);
   return {out};
@@ -70,7 +74,9 @@ LayerNormFwdOp::LayerNormFwdOp(Shape normalized_shape, double eps, std::optional
                      std::move(target)) {}
 
 LayerNormFwdOp::LayerNormFwdOp(const ParamMap& params, std::optional<Target> target)
-    : Op(op_class(), params, std::move(target)) {}
+    : Op(op_class(), params, std::move(target)),
+      row_length_(row_length(param("normalized_shape"))),
+      eps_(param("eps").as_float()) {}
 
 Tensor LayerNormFwdOp::operator()(const Tensor& x, const std::optional<Tensor>& weight,
                                   const std::optional<Tensor>& bias, const CallOptions& options) {
@@ -79,17 +85,17 @@ Tensor LayerNormFwdOp::operator()(const Tensor& x, const std::optional<Tensor>& 
 }
 
 CallResult LayerNormFwdOp::forward(const CallArgs& args) {
+  NormCall call;
+  call.device = args.device();
+  call.n = row_length_;
+  call.eps = eps_;
+  call.dtype = args.input(0).dtype();
+  call.has_weight = args.has(1);
+  call.has_bias = args.has(2);
+  auto kernel = kernel_for<kernels::LayerNormFwdInterface>(call);
   Tensor x = ops::contiguous_input(args, 0);
   std::optional<Tensor> weight = ops::contiguous_optional(args, 1);
   std::optional<Tensor> bias = ops::contiguous_optional(args, 2);
-  NormCall call;
-  call.device = args.device();
-  call.n = row_length(param("normalized_shape"));
-  call.eps = param("eps").as_float();
-  call.dtype = x.dtype();
-  call.has_weight = weight.has_value();
-  call.has_bias = bias.has_value();
-  auto kernel = kernel_for<kernels::LayerNormFwdInterface>(call);
   Tensor out = allocate_output(args, 0);
   kernel->forward(x, ops::ptr(weight), ops::ptr(bias), out);
   return {out};
@@ -108,7 +114,7 @@ FusedAddRMSNormFwdOp::FusedAddRMSNormFwdOp(std::optional<double> eps, std::optio
     : FusedAddRMSNormFwdOp(ParamMap{{"eps", ops::optional_float(eps)}}, std::move(target)) {}
 
 FusedAddRMSNormFwdOp::FusedAddRMSNormFwdOp(const ParamMap& params, std::optional<Target> target)
-    : Op(op_class(), params, std::move(target)) {}
+    : Op(op_class(), params, std::move(target)), eps_(resolve_eps(param("eps"))) {}
 
 Tensor FusedAddRMSNormFwdOp::operator()(const Tensor& x, const Tensor& residual, const Tensor& weight,
                                         const CallOptions& options) {
@@ -117,18 +123,19 @@ Tensor FusedAddRMSNormFwdOp::operator()(const Tensor& x, const Tensor& residual,
 }
 
 CallResult FusedAddRMSNormFwdOp::forward(const CallArgs& args) {
+  const Tensor& input = args.input(0);
+  NormCall call;
+  call.device = args.device();
+  call.n = input.dim() == 0 ? 1 : input.shape().back();
+  call.eps = eps_;
+  call.dtype = input.dtype();
+  call.has_weight = true;
+  auto kernel = kernel_for<kernels::FusedAddRMSNormFwdInterface>(call);
   Tensor x = ops::contiguous_input(args, 0);
   Tensor weight = ops::contiguous_input(args, 2);
   // The residual is written in place, so a strided one is updated through a contiguous copy.
   Tensor residual = args.input(1);
   Tensor work = residual.is_contiguous() ? residual : residual.contiguous();
-  NormCall call;
-  call.device = args.device();
-  call.n = x.dim() == 0 ? 1 : x.shape().back();
-  call.eps = resolve_eps(param("eps"));
-  call.dtype = x.dtype();
-  call.has_weight = true;
-  auto kernel = kernel_for<kernels::FusedAddRMSNormFwdInterface>(call);
   Tensor out = allocate_output(args, 0);
   kernel->forward(x, work, weight, out);
   if (!residual.is_contiguous()) residual.copy_from(work);

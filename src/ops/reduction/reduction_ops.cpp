@@ -30,23 +30,31 @@ Tensor SoftmaxFwdOp::operator()(const Tensor& x, const CallOptions& options) {
 }
 
 CallResult SoftmaxFwdOp::forward(const CallArgs& args) {
-  Tensor x = ops::contiguous_input(args, 0);
-  const auto rank = static_cast<std::int64_t>(x.dim());
+  const Tensor& input = args.input(0);
+  const auto rank = static_cast<std::int64_t>(input.dim());
   std::int64_t dim = param("dim").as_int();
   if (dim < 0) dim += rank == 0 ? 1 : rank;  // the signature checked the axis is valid
   kernels::SoftmaxCall call;
   call.device = args.device();
-  call.dtype = x.dtype();
+  call.dtype = input.dtype();
   call.outer = 1;
-  call.axis = rank == 0 ? 1 : x.shape()[dim];
+  call.axis = rank == 0 ? 1 : input.shape()[dim];
   call.inner = 1;
   for (std::int64_t i = 0; i < rank; ++i) {
-    if (i < dim) call.outer *= x.shape()[i];
-    if (i > dim) call.inner *= x.shape()[i];
+    if (i < dim) call.outer *= input.shape()[i];
+    if (i > dim) call.inner *= input.shape()[i];
   }
+  // Selected before the input is copied, so a call no kernel runs copies nothing.
   auto kernel = kernel_for<kernels::SoftmaxFwdInterface>(call);
+  Tensor x = ops::contiguous_input(args, 0);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(x, rank == 0 ? 0 : dim, out);
+  if (rank == 0) {
+    // The kernels take an axis of the tensor (0 <= dim < rank): a scalar is a row of one.
+    Tensor out_row = out.as_strided({1}, {1}, out.byte_offset());
+    kernel->forward(x.as_strided({1}, {1}, x.byte_offset()), 0, out_row);
+  } else {
+    kernel->forward(x, dim, out);
+  }
   return {out};
 }
 
@@ -70,7 +78,7 @@ Tensor SumFwdOp::operator()(const Tensor& x, const CallOptions& options) {
 }
 
 CallResult SumFwdOp::forward(const CallArgs& args) {
-  Tensor x = ops::contiguous_input(args, 0);
+  const Tensor& x = args.input(0);
   const auto rank = static_cast<std::int64_t>(x.dim());
   // dim None or empty reduces every axis (reduced(..., 'full')); the signature checked the axes.
   std::vector<bool> reduced(static_cast<std::size_t>(rank), false);
@@ -89,7 +97,7 @@ CallResult SumFwdOp::forward(const CallArgs& args) {
     if (reduced[static_cast<std::size_t>(i)]) call.reduced_mask |= std::uint64_t{1} << i;
   auto kernel = kernel_for<kernels::SumFwdInterface>(call);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(x, reduced, out);
+  kernel->forward(ops::contiguous_input(args, 0), reduced, out);
   return {out};
 }
 

@@ -1,0 +1,335 @@
+// The elementwise ops through the framework (AddFwdOp, MulFwdOp): broadcasting, every manifest
+// dtype (integer arithmetic wraps), alpha, typed and generic calls against float64 (or exact
+// integer) oracles written here, rooflines and the typed errors of bad calls (tolerances: Note
+// [CPU kernel tolerances] in cpu_numerics.hpp).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops_testing.hpp"
+#include "tileops/op/registry.hpp"
+#include "tileops/ops/elementwise.hpp"
+
+namespace tileops::test_ops {
+namespace {
+
+enum class Kind { kAdd, kMul };
+
+// The broadcast shape (PyTorch rules), computed here.
+Shape broadcast_shape(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out = Shape::filled(rank, 1);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// For each element of the output (row-major), the flat index of the element of an input of
+// shape `in` that broadcasts onto it.
+std::vector<std::int64_t> broadcast_source(const Shape& in, const Shape& out) {
+  std::vector<std::int64_t> src;
+  std::vector<std::int64_t> index(out.size(), 0);
+  const std::size_t lead = out.size() - in.size();
+  for (std::int64_t e = 0; e < out.numel(); ++e) {
+    std::int64_t flat = 0;
+    for (std::size_t a = 0; a < in.size(); ++a) flat = flat * in[a] + (in[a] == 1 ? 0 : index[lead + a]);
+    src.push_back(flat);
+    for (std::size_t a = out.size(); a-- > 0;) {
+      if (++index[a] < out[a]) break;
+      index[a] = 0;
+    }
+  }
+  return src;
+}
+
+struct FloatOracle {
+  std::vector<double> want;
+  std::vector<double> atol;
+};
+
+FloatOracle float_oracle(Kind kind, const Tensor& a, const Tensor& b, double alpha) {
+  const Shape out = broadcast_shape(a.shape(), b.shape());
+  const std::vector<double> ad = read(a);
+  const std::vector<double> bd = read(b);
+  const std::vector<std::int64_t> ia = broadcast_source(a.shape(), out);
+  const std::vector<std::int64_t> ib = broadcast_source(b.shape(), out);
+  FloatOracle o;
+  for (std::size_t e = 0; e < ia.size(); ++e) {
+    const double x = ad[ia[e]];
+    const double y = bd[ib[e]];
+    o.want.push_back(kind == Kind::kAdd ? x + alpha * y : x * y);
+    // float32 rounds alpha * b and the sum: error relative to the terms, not to a cancelled result.
+    o.atol.push_back(kind == Kind::kAdd ? 2e-7 * (std::abs(x) + std::abs(alpha * y)) : 0.0);
+  }
+  return o;
+}
+
+// Integer tensors: raw values (int64 values beyond 2^53 are not exact as doubles).
+std::vector<std::int64_t> read_ints(const Tensor& t) {
+  std::vector<std::int64_t> v;
+  const auto* base = static_cast<const unsigned char*>(t.data_ptr());
+  for (std::int64_t off : element_offsets(t)) {
+    if (t.dtype() == DType::kInt32) {
+      std::int32_t x;
+      std::memcpy(&x, base + off, sizeof x);
+      v.push_back(x);
+    } else {
+      std::int64_t x;
+      std::memcpy(&x, base + off, sizeof x);
+      v.push_back(x);
+    }
+  }
+  return v;
+}
+
+Tensor random_ints(const Shape& shape, DType dtype, std::uint32_t seed) {
+  Tensor t = Tensor::empty(shape, dtype);
+  std::mt19937_64 rng(seed);
+  auto* base = static_cast<unsigned char*>(t.data_ptr());
+  for (std::int64_t i = 0; i < t.numel(); ++i) {
+    // Full-range values, so that sums and products wrap; never 0.
+    std::uint64_t r = rng() | 1u;
+    if (dtype == DType::kInt32) {
+      const auto x = static_cast<std::uint32_t>(r);
+      std::memcpy(base + i * 4, &x, 4);
+    } else {
+      std::memcpy(base + i * 8, &r, 8);
+    }
+  }
+  return t;
+}
+
+// Two's complement arithmetic of `dtype`, done in unsigned integers (no signed overflow here).
+std::vector<std::int64_t> int_oracle(Kind kind, const Tensor& a, const Tensor& b, std::int64_t alpha) {
+  const Shape out = broadcast_shape(a.shape(), b.shape());
+  const std::vector<std::int64_t> ad = read_ints(a);
+  const std::vector<std::int64_t> bd = read_ints(b);
+  const std::vector<std::int64_t> ia = broadcast_source(a.shape(), out);
+  const std::vector<std::int64_t> ib = broadcast_source(b.shape(), out);
+  std::vector<std::int64_t> want;
+  for (std::size_t e = 0; e < ia.size(); ++e) {
+    const auto x = static_cast<std::uint64_t>(ad[ia[e]]);
+    const auto y = static_cast<std::uint64_t>(bd[ib[e]]);
+    const std::uint64_t r = kind == Kind::kAdd ? x + static_cast<std::uint64_t>(alpha) * y : x * y;
+    want.push_back(a.dtype() == DType::kInt32 ? static_cast<std::int32_t>(static_cast<std::uint32_t>(r))
+                                              : static_cast<std::int64_t>(r));
+  }
+  return want;
+}
+
+const DType kAllDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kInt32, DType::kInt64};
+
+bool is_int(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
+
+Tensor random_of(const Shape& shape, DType dtype, std::uint32_t seed) {
+  return is_int(dtype) ? random_ints(shape, dtype, seed) : random_tensor(shape, dtype, seed);
+}
+
+// Checks out against the oracle of kind(a, b).
+void expect_matches(Kind kind, const Tensor& a, const Tensor& b, const Tensor& out, const Value& alpha) {
+  ASSERT_EQ(out.shape(), broadcast_shape(a.shape(), b.shape()));
+  ASSERT_EQ(out.dtype(), a.dtype());
+  if (is_int(a.dtype())) {
+    EXPECT_EQ(read_ints(out), int_oracle(kind, a, b, alpha.as_int()));
+  } else {
+    const FloatOracle o = float_oracle(kind, a, b, alpha.as_float());
+    EXPECT_TRUE(all_close(read(out), o.want, tolerance_for(a.dtype()), o.atol));
+  }
+}
+
+const std::pair<Shape, Shape> kShapes[] = {
+    {{7, 33}, {7, 33}}, {{7, 33}, {33}}, {{4, 1, 5}, {3, 1}}, {{1}, {2, 3}}, {{}, {5}}, {{6, 1}, {1, 9}},
+    {{2, 3, 4}, {}}, {{}, {}}};
+
+// ---- AddFwdOp ----------------------------------------------------------------------------------
+
+TEST(AddOps, BroadcastingEveryDTypeAndAlpha) {
+  std::uint32_t seed = 1;
+  for (DType dtype : kAllDTypes) {
+    std::vector<Value> alphas = {Value(1), Value(3), Value(-2)};
+    if (!is_int(dtype)) alphas.push_back(Value(0.5));
+    for (const Value& alpha : alphas) {
+      AddFwdOp op(alpha);
+      for (const auto& [sa, sb] : kShapes) {
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " alpha=" + alpha.repr() + " " + sa.str() + " + " + sb.str());
+        const Tensor a = random_of(sa, dtype, seed++);
+        const Tensor b = random_of(sb, dtype, seed++);
+        expect_matches(Kind::kAdd, a, b, op(a, b), alpha);
+      }
+    }
+  }
+}
+
+TEST(AddOps, IntegerSumsWrap) {
+  AddFwdOp op;
+  Tensor a = Tensor::empty({2}, DType::kInt32);
+  a.data<std::int32_t>()[0] = std::numeric_limits<std::int32_t>::max();
+  a.data<std::int32_t>()[1] = std::numeric_limits<std::int32_t>::min();
+  Tensor b = Tensor::empty({1}, DType::kInt32);
+  b.data<std::int32_t>()[0] = 1;
+  const Tensor y = op(a, b);
+  EXPECT_EQ(read_ints(y),
+            (std::vector<std::int64_t>{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::min() + 1}));
+  AddFwdOp minus(Value(-1));
+  Tensor c = Tensor::empty({1}, DType::kInt64);
+  c.data<std::int64_t>()[0] = std::numeric_limits<std::int64_t>::min();
+  Tensor d = Tensor::empty({1}, DType::kInt64);
+  d.data<std::int64_t>()[0] = 1;
+  EXPECT_EQ(read_ints(minus(c, d)), (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::max()}));
+}
+
+TEST(AddOps, MakeOpGenericCallOutAndNonContiguous) {
+  std::shared_ptr<Op> op = make_op("AddFwdOp", ParamMap{{"alpha", Value(0.25)}});
+  for (Layout layout : {Layout::kStrided, Layout::kTransposed}) {
+    const Tensor a = noncontiguous_random({5, 8, 3}, DType::kFloat32, 41, layout);
+    const Tensor b = noncontiguous_random({8, 3}, DType::kFloat32, 42, Layout::kStrided);
+    Tensor out = poisoned_tensor({5, 8, 3}, DType::kFloat32);
+    const std::optional<Tensor> inputs[] = {a, b};
+    CallResult r = op->call(inputs, CallOptions{out});
+    EXPECT_EQ(r.at(0)->storage(), out.storage());
+    expect_matches(Kind::kAdd, a, b, out, Value(0.25));
+  }
+  std::shared_ptr<Op> plain = make_op("AddFwdOp");
+  EXPECT_EQ(plain->param("alpha"), Value(1));
+  const Tensor a = noncontiguous_random({4, 6}, DType::kInt64, 43, Layout::kTransposed);
+  const Tensor b = random_ints({4, 1}, DType::kInt64, 44);
+  std::vector<double> values;  // distinct non-zero ints, written through the transposed view
+  for (int i = 0; i < 24; ++i) values.push_back(3.0 * i + 1.0);
+  write(a, values);
+  const std::optional<Tensor> inputs[] = {a, b};
+  expect_matches(Kind::kAdd, a, b, *plain->call(inputs)[0], Value(1));
+}
+
+TEST(AddOps, EmptyRooflineMetaAndErrors) {
+  AddFwdOp op(Value(2));
+  EXPECT_EQ(op(Tensor::empty({0, 5}, DType::kInt32), Tensor::empty({5}, DType::kInt32)).shape(), (Shape{0, 5}));
+  EXPECT_TRUE(op.built_entries("add").empty());
+  const Tensor m = op(Tensor::meta({3, 1}, DType::kBFloat16), Tensor::meta({4}, DType::kBFloat16));
+  EXPECT_TRUE(m.is_meta());
+  EXPECT_EQ(m.shape(), (Shape{3, 4}));
+  EXPECT_TRUE(op.built_entries("add").empty());
+
+  const Tensor a = random_tensor({6, 10}, DType::kBFloat16, 51);
+  const Tensor b = random_tensor({10}, DType::kBFloat16, 52);
+  op(a, b);
+  EXPECT_EQ(op.eval_roofline().flops, 2 * 60);  // alpha != 1: two flops per element
+  EXPECT_EQ(op.eval_roofline().bytes, 2 * nbytes({6, 10}, DType::kBFloat16) + nbytes({10}, DType::kBFloat16));
+  AddFwdOp unit;
+  unit(a, b);
+  EXPECT_EQ(unit.eval_roofline().flops, 60);
+
+  EXPECT_TRUE(throws_containing<CheckError>([&] { op(a, random_tensor({9}, DType::kBFloat16, 53)); }, "AddFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, random_tensor({10}, DType::kFloat16, 54)); },
+                                      "AddFwdOp: b dtype differs from T (bfloat16); got float16"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op(Tensor::empty({2}, DType::kBool), Tensor::empty({2}, DType::kBool)); },
+      "AddFwdOp: a dtype is outside [float16, bfloat16, float32, int32, int64]; got bool"));
+  // The out buffer must have the broadcast shape, and may not alias an input.
+  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, b, CallOptions{Tensor::empty({10}, DType::kBFloat16)}); },
+                                      "AddFwdOp: out does not have the shape of output: got [10], expected [6, 10]"));
+  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, b, CallOptions{a}); }, "AddFwdOp: out shares storage with input a"));
+  // A float alpha on integers, and an alpha the dtype cannot hold, break the shape rules.
+  AddFwdOp half(Value(0.5));
+  EXPECT_TRUE(throws_containing<CheckError>([&] { half(random_ints({3}, DType::kInt32, 55), random_ints({3}, DType::kInt32, 56)); },
+                                            "AddFwdOp: "));
+  AddFwdOp huge(Value(std::int64_t{1} << 40));
+  EXPECT_TRUE(throws_containing<CheckError>([&] { huge(random_ints({3}, DType::kInt32, 57), random_ints({3}, DType::kInt32, 58)); },
+                                            "AddFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>([] { make_op("AddFwdOp", ParamMap{{"alpha", Value("two")}}); }, "AddFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>([] { AddFwdOp bad(Value(std::numeric_limits<double>::infinity())); },
+                                            "AddFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>([] { make_op("AddFwdOp", ParamMap{{"beta", Value(1)}}); },
+                                      "AddFwdOp: unknown param 'beta'"));
+  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, Tensor::meta({10}, DType::kBFloat16)); },
+                                      "AddFwdOp: needs every tensor on one device; got [a on cpu, b on meta]"));
+  CudaDescriptor ca = cuda_descriptor({6, 10}, DType::kBFloat16);
+  CudaDescriptor cb = cuda_descriptor({10}, DType::kBFloat16);
+  CudaDescriptor cout = cuda_descriptor({6, 10}, DType::kBFloat16);
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(ca.tensor, cb.tensor, CallOptions{cout.tensor}); },
+                                                     "AddFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(all_bytes_are(*cout.bytes, 0xAB));
+  expect_matches(Kind::kAdd, a, b, op(a, b), Value(2));
+}
+
+TEST(AddOps, StridedCudaInputFailsOnAvailabilityBeforeAnyCopy) {
+  AddFwdOp op;
+  CudaDescriptor a = cuda_descriptor({6, 5}, DType::kFloat32);
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { op(a.tensor.as_strided({5, 6}, {1, 5}, 0), a.tensor.as_strided({5, 6}, {1, 5}, 0)); },
+      "AddFwdOp's in-tree kernels do not run on cuda:0"));
+}
+
+// ---- MulFwdOp ----------------------------------------------------------------------------------
+
+TEST(MulOps, BroadcastingEveryDType) {
+  std::uint32_t seed = 100;
+  for (DType dtype : kAllDTypes) {
+    MulFwdOp op;
+    for (const auto& [sa, sb] : kShapes) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + " " + sa.str() + " * " + sb.str());
+      const Tensor a = random_of(sa, dtype, seed++);
+      const Tensor b = random_of(sb, dtype, seed++);
+      expect_matches(Kind::kMul, a, b, op(a, b), Value(1));
+    }
+  }
+}
+
+TEST(MulOps, MakeOpGenericCallOutNonContiguousAndErrors) {
+  std::shared_ptr<Op> op = make_op("MulFwdOp");
+  const Tensor a = noncontiguous_random({3, 1, 7}, DType::kFloat16, 111, Layout::kTransposed);
+  const Tensor b = noncontiguous_random({4, 7}, DType::kFloat16, 112, Layout::kStrided);
+  Tensor out = poisoned_tensor({3, 4, 7}, DType::kFloat16);
+  const std::optional<Tensor> inputs[] = {a, b};
+  CallResult r = op->call(inputs, CallOptions{out});
+  EXPECT_EQ(r.at(0)->storage(), out.storage());
+  expect_matches(Kind::kMul, a, b, out, Value(1));
+  EXPECT_EQ(op->eval_roofline().flops, 84);
+  EXPECT_EQ(op->eval_roofline().bytes,
+            nbytes({3, 1, 7}, DType::kFloat16) + nbytes({4, 7}, DType::kFloat16) + nbytes({3, 4, 7}, DType::kFloat16));
+
+  const Tensor ints = random_ints({2, 5}, DType::kInt32, 113);
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        const std::optional<Tensor> bad[] = {ints, random_ints({5}, DType::kInt64, 114)};
+        op->call(bad);
+      },
+      "MulFwdOp: b dtype differs from T (int32); got int64"));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        const std::optional<Tensor> bad[] = {ints, random_ints({3}, DType::kInt32, 115)};
+        op->call(bad);
+      },
+      "MulFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>([] { make_op("MulFwdOp", ParamMap{{"alpha", Value(1)}}); },
+                                      "MulFwdOp: unknown param 'alpha'"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        const std::optional<Tensor> bad[] = {ints, ints};
+        op->call(bad, CallOptions{ints});
+      },
+      "MulFwdOp: out shares storage with input a"));
+  CudaDescriptor ca = cuda_descriptor({2, 5}, DType::kInt32);
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] {
+        const std::optional<Tensor> bad[] = {ca.tensor, ca.tensor};
+        op->call(bad);
+      },
+      "MulFwdOp's in-tree kernels do not run on cuda:0"));
+  const std::optional<Tensor> good[] = {ints, ints};
+  expect_matches(Kind::kMul, ints, ints, *op->call(good)[0], Value(1));
+  const std::optional<Tensor> empty[] = {Tensor::empty({3, 0}, DType::kInt64), Tensor::empty({1}, DType::kInt64)};
+  EXPECT_EQ(op->call(empty).at(0)->shape(), (Shape{3, 0}));
+}
+
+}  // namespace
+}  // namespace tileops::test_ops

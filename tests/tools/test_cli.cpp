@@ -1,0 +1,100 @@
+// The `tileops` CLI end to end: each subcommand runs as a process and its output is checked.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status = -1;
+  std::string out;  // stdout only
+};
+
+Result run_cli(const std::string& args) {
+  const std::string command = std::string("\"") + TILEOPS_CLI_PATH + "\" " + args + " 2>/dev/null";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) r.out.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return r;
+}
+
+bool has_line_starting(const std::string& text, const std::string& prefix) {
+  if (text.rfind(prefix, 0) == 0) return true;
+  return text.find("\n" + prefix) != std::string::npos;
+}
+
+TEST(Cli, ListShowsEveryOpWithDevices) {
+  Result r = run_cli("list");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "op ")) << r.out;
+  EXPECT_NE(r.out.find("RMSNormFwdOp"), std::string::npos);
+  // A registered class lists its devices; a composite the union of its stages'; spec-only ops "-".
+  EXPECT_NE(r.out.find("rms_norm_rowwise_cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("add:AddFwdOp"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu"), std::string::npos);
+}
+
+TEST(Cli, DescribeShowsSignatureBranchesAndImplementations) {
+  Result r = run_cli("describe RMSNormFwdOp --semantics \"" TILEOPS_SOURCE_DIR "/docs/manifest.md\"");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "# RMSNormFwdOp")) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "| `normalized_shape` | `list[int]` | required | no |")) << r.out;
+  EXPECT_NE(r.out.find("`tileops::norm_rms_norm_fwd_out`"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| `rms_norm_rowwise_cpu` |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rsqrt(mean(x^2) + eps)"), std::string::npos) << r.out;  // the semantics line
+  EXPECT_NE(r.out.find("| bfloat16 | 2^-7 |"), std::string::npos) << r.out;
+}
+
+TEST(Cli, RunPassesAgainstTheReference) {
+  Result r = run_cli("run RMSNormFwdOp --max-elems 65536");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("scaled from"), std::string::npos) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "PASS")) << r.out;
+}
+
+TEST(Cli, ExplainShowsTheSelection) {
+  Result r = run_cli("explain RMSNormFwdOp");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("RMSNormFwdOp.rms_norm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("serves: selected"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BenchJsonIsAnArrayOfRows) {
+  Result r = run_cli("bench RMSNormFwdOp --max-elems 65536 --repeat 3 --warmup 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::string s = r.out;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+  ASSERT_FALSE(s.empty());
+  EXPECT_EQ(s.front(), '[');
+  EXPECT_EQ(s.back(), ']');
+  // Balanced braces outside strings, one object per workload case.
+  int depth = 0, objects = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '{' || c == '[') depth += (c == '{' && depth == 1) ? (++objects, 1) : 1;
+    else if (c == '}' || c == ']') --depth;
+    ASSERT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+  EXPECT_FALSE(in_string);
+  EXPECT_GE(objects, 8);  // RMSNormFwdOp has 8 workload rows, some with several dtype cases
+  for (const char* key : {"\"op\": \"RMSNormFwdOp\"", "\"case\":", "\"status\": \"ok\"", "\"time_s\":",
+                          "\"gb_per_s\":", "\"tflop_per_s\":", "\"fraction_of_ceiling\":"})
+    EXPECT_NE(s.find(key), std::string::npos) << key;
+}
+
+}  // namespace

@@ -1,0 +1,188 @@
+// `tileops bench`: the manifest's workloads on the best device present, with time, GB/s, TFLOP/s
+// from the op's own roofline and the fraction of the device's ceiling (PERFORMANCE.md, Method).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "commands.hpp"
+#include "tileops/core/error.hpp"
+#include "tileops/op/registry.hpp"
+
+namespace tileops::cli {
+namespace {
+
+// The roofline ceilings of a device: bytes/s and FLOP/s (0 = unknown).
+struct Ceiling {
+  double bytes_per_s = 0.0;
+  double flops_per_s = 0.0;
+  std::string source;
+};
+
+// Note [CPU ceiling]: a CPU has no datasheet figure here, so its bandwidth ceiling is measured
+// once per run: the best of a few 256 MiB memcpys, counting bytes read plus written (the same
+// convention as the H200's 4.25 TB/s device-to-device copy). Its FLOP ceiling is left unknown, so
+// CPU fractions are bytes-only.
+Ceiling measure_cpu_ceiling() {
+  const std::size_t n = std::size_t{256} << 20;
+  std::vector<unsigned char> a(n, 1), b(n, 2);
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), n);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return {2.0 * static_cast<double>(n) / best, 0.0, "measured memcpy (read + write), FLOP ceiling unknown"};
+}
+
+Ceiling ceiling_of(Device device) {
+  if (device.is_cuda()) return {4.25e12, 783e12, "H200: 4.25 TB/s copy, 783 TFLOP/s bf16 (PERFORMANCE.md)"};
+  return measure_cpu_ceiling();
+}
+
+// Waits for the device's queued work; the CPU runs synchronously. A CUDA path synchronises its
+// stream here (and would time with events; Note [CLI device choice]).
+void synchronize(Device device) {
+  if (!device.is_cpu())
+    throw OpNotAvailableError(fmt::format("bench: timing on {} is not available in this build", device.str()));
+}
+
+struct Row {
+  std::string op, workload, case_id, device, status, note;
+  double seconds = 0.0;
+  std::int64_t flops = 0, bytes = 0;
+  double gbps = 0.0, tflops = 0.0, fraction = 0.0;
+  int repeat = 0;
+};
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
+
+std::string to_json(const std::vector<Row>& rows, const Ceiling& ceiling) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    out += fmt::format(
+        "{}\n  {{\"op\": {}, \"workload\": {}, \"case\": {}, \"device\": {}, \"status\": {}, \"note\": {}, "
+        "\"repeat\": {}, \"time_s\": {}, \"flops\": {}, \"bytes\": {}, \"gb_per_s\": {}, \"tflop_per_s\": {}, "
+        "\"fraction_of_ceiling\": {}, \"ceiling_bytes_per_s\": {}, \"ceiling_flop_per_s\": {}}}",
+        i ? "," : "", json_string(r.op), json_string(r.workload), json_string(r.case_id), json_string(r.device),
+        json_string(r.status), json_string(r.note), r.repeat, json_number(r.seconds), r.flops, r.bytes,
+        json_number(r.gbps), json_number(r.tflops), json_number(r.fraction), json_number(ceiling.bytes_per_s),
+        ceiling.flops_per_s > 0 ? json_number(ceiling.flops_per_s) : "null");
+  }
+  return out + "\n]\n";
+}
+
+Row bench_case(const std::string& op_name, ScaledCase& sc, Device device, const Ceiling& ceiling,
+               const BenchOptions& options) {
+  Row row{op_name, sc.row->label, sc.wcase.id, device.str(), "ok", sc.scale_note};
+  if (std::optional<std::string> reason = cannot_run_reason(sc.wcase, device)) {
+    row.status = "skipped";
+    row.note = *reason;
+    return row;
+  }
+  std::shared_ptr<Op> op = make_op(op_name, sc.wcase.params);
+  std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);
+  for (int i = 0; i < options.warmup; ++i) op->call(inputs);
+  synchronize(device);
+  std::vector<double> times;
+  for (int i = 0; i < std::max(1, options.repeat); ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    op->call(inputs);
+    synchronize(device);
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  row.repeat = static_cast<int>(times.size());
+  row.seconds = times[times.size() / 2];
+  const manifest::RooflineResult roof = op->eval_roofline();
+  row.flops = roof.flops;
+  row.bytes = roof.bytes;
+  row.gbps = static_cast<double>(roof.bytes) / row.seconds / 1e9;
+  row.tflops = static_cast<double>(roof.flops) / row.seconds / 1e12;
+  const double bound = std::max(ceiling.bytes_per_s > 0 ? static_cast<double>(roof.bytes) / ceiling.bytes_per_s : 0.0,
+                                ceiling.flops_per_s > 0 ? static_cast<double>(roof.flops) / ceiling.flops_per_s : 0.0);
+  row.fraction = bound / row.seconds;
+  return row;
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& options) {
+  register_builtin_ops();
+  std::vector<std::string> ops = options.ops;
+  if (ops.empty())
+    for (const auto& e : manifest::Manifest::builtin().entries())
+      if (find_op_class(e->name)) ops.push_back(e->name);
+
+  // Instantiate everything first so that the progress display knows the total.
+  struct Pending {
+    std::string op;
+    ScaledCase sc;
+  };
+  std::vector<Pending> pending;
+  std::vector<Row> rows;
+  for (const std::string& name : ops) {
+    auto entry = entry_of(name);
+    if (!find_op_class(name)) {
+      rows.push_back({name, "-", "-", "-", "skipped", "no op class is registered for this entry"});
+      continue;
+    }
+    auto plan = plan_of(entry);
+    for (const auto& w : entry->workloads)
+      for (ScaledCase& sc : scaled_cases(*plan, w, options.max_elems)) pending.push_back({name, std::move(sc)});
+  }
+
+  const Device device = choose_device();
+  const Ceiling ceiling = ceiling_of(device);
+  fmt::print(stderr, "bench on {}: ceiling {:.1f} GB/s{} ({})\n", device.str(), ceiling.bytes_per_s / 1e9,
+             ceiling.flops_per_s > 0 ? fmt::format(", {:.0f} TFLOP/s", ceiling.flops_per_s / 1e12) : "",
+             ceiling.source);
+  if (!options.json)
+    fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", "op", "case", "time (us)", "GB/s", "TFLOP/s",
+               "ceiling", "note");
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    fmt::print(stderr, "[{}/{}] {} {}{}\n", i + 1, pending.size(), p.op, p.sc.wcase.id,
+               p.sc.scale_note.empty() ? "" : " (" + p.sc.scale_note + ")");
+    Row r;
+    try {
+      r = bench_case(p.op, p.sc, device, ceiling, options);
+    } catch (const Error& e) {
+      r = Row{p.op, p.sc.row->label, p.sc.wcase.id, device.str(), "error", e.what()};
+    }
+    if (!options.json) {
+      if (r.status == "ok")
+        fmt::print("{:<22} {:<34} {:>11.1f} {:>9.2f} {:>9.4f} {:>7.1f}%  {}\n", r.op, r.case_id, r.seconds * 1e6,
+                   r.gbps, r.tflops, 100.0 * r.fraction, r.note);
+      else
+        fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", r.op, r.case_id, r.status, "-", "-", "-", r.note);
+    }
+    rows.push_back(std::move(r));
+  }
+  if (options.json) fmt::print("{}", to_json(rows, ceiling));
+  const bool errors = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "error"; });
+  return errors ? 1 : 0;
+}
+
+}  // namespace tileops::cli
