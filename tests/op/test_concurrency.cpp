@@ -189,8 +189,11 @@ TEST(Concurrency, TuningRequestedWhileEntriesAreBeingBuiltReachesEveryEntry) {
   const auto built = op.built_entries("scale");
   EXPECT_EQ(built.size(), static_cast<std::size_t>(kThreads * 40));
   int untuned = 0;
-  for (const auto& e : built)
-    if (std::dynamic_pointer_cast<FakeEntry>(e.entry)->tunes.load() != 1) untuned++;
+  for (const auto& e : built) {
+    auto entry = std::dynamic_pointer_cast<FakeEntry>(e.entry);
+    ASSERT_NE(entry, nullptr);
+    if (entry->tunes.load() != 1) untuned++;
+  }
   EXPECT_EQ(untuned, 0);
 }
 
