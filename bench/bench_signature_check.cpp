@@ -43,4 +43,16 @@ void BM_SignatureCheck_RMSNorm(benchmark::State& st) {
 }
 BENCHMARK(BM_SignatureCheck_RMSNorm)->ArgNames({"weight", "out"})->Args({0, 0})->Args({1, 0})->Args({1, 1});
 
+// The same check into a reused record, as Op::run_call makes it (Note [Record reuse]).
+void BM_SignatureCheckInto_RMSNorm(benchmark::State& st) {
+  RmsNormCase c(st.range(0) != 0, st.range(1) != 0);
+  const Tensor* out = c.out.defined() ? &c.out : nullptr;
+  auto record = SignaturePlan::new_record();
+  for (auto _ : st) {
+    c.plan->check_into(*record, c.state, c.inputs, out);
+    benchmark::DoNotOptimize(record->empty_write());
+  }
+}
+BENCHMARK(BM_SignatureCheckInto_RMSNorm)->ArgNames({"weight", "out"})->Args({0, 0})->Args({1, 0})->Args({1, 1});
+
 }  // namespace

@@ -18,6 +18,7 @@
 #include <typeindex>
 
 #include "commands.hpp"
+#include "env_guard.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/registry.hpp"
 
@@ -52,25 +53,6 @@ std::string capture_stderr(F&& body) {
   std::fclose(tmp);
   return text;
 }
-
-// Sets an environment variable for the lifetime of the guard, then restores it.
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~EnvGuard() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 const OpClass* class_named(const std::string& name) {
   const RegisteredOp* reg = find_op_class(name);

@@ -8,6 +8,7 @@
 
 #include "tileops/core/allocator.hpp"
 #include "tileops/core/error.hpp"
+#include "tileops/core/numeric.hpp"
 #include "tileops/core/stream.hpp"
 
 namespace tileops {
@@ -111,23 +112,28 @@ void copy_strided(std::byte* strided, const Shape& shape, const Shape& strides, 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const Stream* stream) {
   if (device.is_meta()) return meta(shape, dtype);
   const std::size_t nbytes = contiguous_nbytes("Tensor::empty", shape, dtype);
-  std::shared_ptr<Allocator> allocator = allocator_for(device.type);
-  if (!allocator) {
-    throw OpNotAvailableError("Tensor::empty: no allocator is installed for " + device.str() +
-                              " (install one with set_allocator)");
+  // An empty tensor needs no memory, so it needs no allocator either (a call whose outputs are
+  // all empty completes on any device); allocators never see a zero-byte request.
+  std::shared_ptr<void> memory;
+  if (nbytes > 0) {
+    std::shared_ptr<Allocator> allocator = allocator_for(device.type);
+    if (!allocator) {
+      throw OpNotAvailableError("Tensor::empty: no allocator is installed for " + device.str() +
+                                " (install one with set_allocator)");
+    }
+    const Stream on = stream ? *stream : current_stream(device);
+    if (on.device() != device) {
+      throw CheckError("Tensor::empty: the stream is on " + on.device().str() +
+                       " but the tensor is to be on " + device.str());
+    }
+    memory = allocator->allocate(nbytes, on);
   }
-  const Stream on = stream ? *stream : current_stream(device);
-  if (on.device() != device) {
-    throw CheckError("Tensor::empty: the stream is on " + on.device().str() +
-                     " but the tensor is to be on " + device.str());
-  }
-  // An empty tensor needs no memory; allocators never see a zero-byte request.
-  std::shared_ptr<void> memory = nbytes > 0 ? allocator->allocate(nbytes, on) : nullptr;
   void* data = memory.get();
 
   Tensor t;
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
+  t.contiguous_ = true;
   t.storage_ = std::make_shared<Storage>(data, nbytes, device, std::move(memory));
   t.dtype_ = dtype;
   t.device_ = device;
@@ -140,6 +146,7 @@ Tensor Tensor::meta(const Shape& shape, DType dtype) {
   Tensor t;
   t.shape_ = shape;
   t.strides_ = contiguous_strides(shape);
+  t.contiguous_ = true;
   t.dtype_ = dtype;
   t.device_ = Device::meta();
   t.defined_ = true;
@@ -162,6 +169,7 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
   Tensor t;
   t.shape_ = shape;
   t.strides_ = strides;
+  t.contiguous_ = row_major(shape, strides);
   t.storage_ = std::make_shared<Storage>(data, static_cast<std::size_t>(nbytes), device,
                                          std::move(owner), read_only);
   t.dtype_ = dtype;
@@ -175,14 +183,13 @@ void* Tensor::data_ptr() const noexcept {
   return static_cast<std::byte*>(storage_->data()) + byte_offset_;
 }
 
-bool Tensor::is_contiguous() const noexcept {
-  if (!defined_) return false;
-  if (numel() == 0) return true;
+bool Tensor::row_major(const Shape& shape, const Shape& strides) noexcept {
+  if (shape.numel() == 0) return true;
   std::int64_t expected = 1;
-  for (std::size_t i = shape_.size(); i-- > 0;) {
-    if (shape_[i] == 1) continue;
-    if (strides_[i] != expected) return false;
-    expected *= shape_[i];
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] == 1) continue;
+    if (strides[i] != expected) return false;
+    expected *= shape[i];
   }
   return true;
 }
@@ -237,6 +244,7 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides,
   Tensor view = *this;
   view.shape_ = shape;
   view.strides_ = strides;
+  view.contiguous_ = row_major(shape, strides);
   view.byte_offset_ = byte_offset;
   return view;
 }
@@ -252,6 +260,25 @@ Tensor Tensor::contiguous() const {
   Tensor out = empty(shape_, dtype_, device_);
   copy_strided(static_cast<std::byte*>(data_ptr()), shape_, strides_, itemsize(),
                static_cast<std::byte*>(out.data_ptr()), /*gather=*/true);
+  return out;
+}
+
+Tensor Tensor::to(Device device, DType dtype) const {
+  if (!defined_) throw CheckError("Tensor::to: the tensor is undefined");
+  if (device == device_ && dtype == dtype_) return *this;
+  if (device.is_meta()) return meta(shape_, dtype);
+  if (is_meta()) throw CheckError("Tensor::to: a meta tensor has no values to copy to " + device.str());
+  if (!device.is_cpu() || !device_.is_cpu()) {
+    throw OpNotAvailableError("Tensor::to: copying from " + device_.str() + " to " + device.str() +
+                              " is not available; only CPU tensors can be copied");
+  }
+  const Tensor packed = contiguous();
+  Tensor out = empty(shape_, dtype, device);
+  const auto* src = static_cast<const std::byte*>(packed.data_ptr());
+  auto* dst = static_cast<std::byte*>(out.data_ptr());
+  const std::size_t in_size = itemsize(), out_size = out.itemsize();
+  for (std::int64_t i = 0, n = numel(); i < n; ++i)
+    store_from_double(dtype, load_as_double(dtype_, src + i * in_size), dst + i * out_size);
   return out;
 }
 

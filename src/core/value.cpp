@@ -156,35 +156,11 @@ std::string string_repr(std::string_view text) {
   return out;
 }
 
-bool Value::as_bool() const {
-  if (!is_bool()) throw_kind_mismatch(Kind::kBool, kind());
-  return std::get<bool>(v_);
-}
-
-std::int64_t Value::as_int() const {
-  if (!is_int()) throw_kind_mismatch(Kind::kInt, kind());
-  return std::get<std::int64_t>(v_);
-}
-
-double Value::as_float() const {
-  if (is_int()) return static_cast<double>(std::get<std::int64_t>(v_));
-  if (!is_float()) throw_kind_mismatch(Kind::kFloat, kind());
-  return std::get<double>(v_);
-}
+void Value::kind_mismatch(Kind expected, Kind got) { throw_kind_mismatch(expected, got); }
 
 const std::string& Value::as_str() const {
   if (!is_str()) throw_kind_mismatch(Kind::kStr, kind());
   return std::get<std::string>(v_);
-}
-
-DType Value::as_dtype() const {
-  if (!is_dtype()) throw_kind_mismatch(Kind::kDType, kind());
-  return std::get<DType>(v_);
-}
-
-const Shape& Value::as_int_list() const {
-  if (!is_int_list()) throw_kind_mismatch(Kind::kIntList, kind());
-  return std::get<Shape>(v_);
 }
 
 const std::vector<double>& Value::as_float_list() const {

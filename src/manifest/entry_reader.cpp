@@ -39,6 +39,12 @@ Origin EntryReader::origin(const YAML::Node& at, const std::string& field) const
   return o;
 }
 
+Origin EntryReader::key_origin(const YAML::Node& map, const char* key, const std::string& field) const {
+  for (const auto& kv : map)
+    if (kv.first.IsScalar() && kv.first.Scalar() == key) return origin(kv.first, field);
+  return Origin{file_, entry_, field, 0, 0};
+}
+
 void EntryReader::error_at(const YAML::Mark& mark, const std::string& field,
                            const std::string& what) {
   // The entry's own keys have no field: "<file>:<line>:<column>: <entry>: <what>".
@@ -173,7 +179,12 @@ Entry EntryReader::read(const YAML::Node& node) {
   for (const char* required : {"family", "status", "signature", "workloads", "roofline"}) {
     if (!node[required]) error(node, required, "is required");
   }
-  if (node["family"]) e.family = read_string(node["family"], "family").value_or("");
+  if (node["family"]) {
+    e.family = read_string(node["family"], "family").value_or("");
+    e.origins.family = origin(node["family"], "family");
+  }
+  e.origins.signature = key_origin(node, "signature", "signature");
+  e.origins.workloads = key_origin(node, "workloads", "workloads");
   if (node["status"]) {
     e.status = read_string(node["status"], "status").value_or("");
     if (!e.status.empty() && e.status != "implemented" && e.status != "spec-only")
@@ -191,6 +202,8 @@ void EntryReader::read_signature(const YAML::Node& node, Entry& e) {
   if (!expect_map(node, "signature", {"forall", "params", "inputs", "outputs", "let", "shape_rules",
                                       "dtype_combos"}))
     return;
+  e.origins.params = key_origin(node, "params", "signature.params");
+  e.origins.inputs = key_origin(node, "inputs", "signature.inputs");
   if (node["forall"]) read_forall(node["forall"], e);
   if (node["params"]) read_params(node["params"], e);
   for (const char* group : {"inputs", "outputs"}) {
@@ -384,8 +397,11 @@ void EntryReader::read_dtype_combos(const YAML::Node& node, Entry& e) {
     error(node, "signature.dtype_combos", "expected a list of rows");
     return;
   }
-  for (std::size_t i = 0; i < node.size(); ++i)
-    e.dtype_combos.push_back(read_dtype_row(node[i], fmt::format("signature.dtype_combos[{}]", i)));
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    std::string field = fmt::format("signature.dtype_combos[{}]", i);
+    e.dtype_combos.push_back(read_dtype_row(node[i], field));
+    e.origins.dtype_combos.push_back(origin(node[i], field));
+  }
 }
 
 void EntryReader::read_workloads(const YAML::Node& node, Entry& e) {
@@ -460,6 +476,7 @@ void EntryReader::read_composition(const YAML::Node& node, Entry& e) {
     std::string field = fmt::format("composition.stages[{}]", i);
     if (!expect_map(stages[i], field, {"name", "op", "optional"})) continue;
     Stage s;
+    s.origin = origin(stages[i], field);
     if (!stages[i]["name"] || !stages[i]["op"]) {
       error(stages[i], field, "a stage needs name and op");
       continue;

@@ -23,6 +23,8 @@ class EntryReader {
   void error(const YAML::Node& at, const std::string& field, const std::string& what);
   void error_at(const YAML::Mark& mark, const std::string& field, const std::string& what);
   Origin origin(const YAML::Node& at, const std::string& field) const;
+  // Where `key` itself stands in the mapping `map` (a section's opening key); 0:0 when absent.
+  Origin key_origin(const YAML::Node& map, const char* key, const std::string& field) const;
 
   // Checks `node` is a mapping with only `allowed` keys and no duplicates.
   bool expect_map(const YAML::Node& node, const std::string& field,

@@ -27,6 +27,12 @@ std::string file_stem(std::string_view file_name) {
   throw ManifestError(msg);
 }
 
+// "<file>:<line>:<column>" of the entry's key, or the file alone for an entry built in code.
+std::string where(const Entry& e) {
+  const Origin& o = e.origins.name;
+  return o.line == 0 ? e.file : fmt::format("{}:{}:{}", e.file, o.line, o.column);
+}
+
 }  // namespace
 
 std::string Origin::str() const {
@@ -85,9 +91,11 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
     if (m.find(name)) continue;  // reported as a duplicate above
     detail::EntryReader reader(file, name, diagnostics);
     Entry e = reader.read(kv.second);
+    e.origins.name = Origin{file, name, "", mark.line + 1, mark.column + 1};
     if (!e.family.empty() && stem != e.family && stem.rfind(e.family + "_", 0) != 0) {
+      const Origin& at = e.origins.family;
       diagnostics.push_back(fmt::format("{}:{}:{}: {}: family: '{}' does not match the file name {}",
-                                        file, mark.line + 1, mark.column + 1, name, e.family, file));
+                                        file, at.line, at.column, name, e.family, file));
     }
     m.entries_.push_back(std::make_shared<const Entry>(std::move(e)));
   }
@@ -112,7 +120,7 @@ Manifest Manifest::load_file(const std::string& path) {
 void Manifest::merge(const Manifest& other, std::vector<std::string>& diagnostics) {
   for (const auto& e : other.entries_) {
     if (const Entry* mine = find(e->name)) {
-      diagnostics.push_back(fmt::format("{}: {}: the op is also declared in {}", e->file, e->name, mine->file));
+      diagnostics.push_back(fmt::format("{}: {}: the op is also declared in {}", where(*e), e->name, where(*mine)));
       continue;
     }
     entries_.push_back(e);

@@ -46,13 +46,18 @@ expr::Type index_expr_type(IndexKind k) {
                                   o.column + std::max(column, 1) - 1, o.entry, o.field, what, source));
 }
 
-[[noreturn]] void fail(const Entry& e, const std::string& field, const std::string& what) {
-  throw ManifestError(fmt::format("{}: {}: {}: {}", e.file, e.name, field, what));
-}
-
-// As fail(), at the line and column of the declaration `at`.
+// At the line and column of the declaration `at`.
 [[noreturn]] void fail(const Origin& at, const std::string& field, const std::string& what) {
   throw ManifestError(fmt::format("{}:{}:{}: {}: {}: {}", at.file, at.line, at.column, at.entry, field, what));
+}
+
+// An error about a whole section of the entry (`field` is signature, signature.params or
+// signature.inputs), at the key that opens the section; an entry not read from a file has none.
+[[noreturn]] void fail(const Entry& e, const std::string& field, const std::string& what) {
+  const EntryOrigins& o = e.origins;
+  const Origin& at = field == "signature.params" ? o.params : field == "signature.inputs" ? o.inputs : o.signature;
+  if (at.line == 0) throw ManifestError(fmt::format("{}: {}: {}: {}", e.file, e.name, field, what));
+  fail(at, field, what);
 }
 
 // Compiles one expression, requiring `want` (kAny: anything), turning errors into diagnostics.
@@ -134,6 +139,32 @@ std::optional<Affine> match_affine(const expr::Ast& a) {
   return std::nullopt;
 }
 
+// The slots a call schedule writes: its binds and lets, and the tensor slots it fills.
+std::vector<bool> written_slots(const PlanData& d, const Schedule& s) {
+  std::vector<bool> written(d.scope.num_slots(), false);
+  for (const Step& step : s.steps) {
+    const bool writes = step.kind == Step::Kind::kDTypeBind || step.kind == Step::Kind::kBind ||
+                        step.kind == Step::Kind::kAffine || step.kind == Step::Kind::kLet ||
+                        (step.kind == Step::Kind::kAlign && step.slot >= 0);
+    if (writes) written[step.slot] = true;
+  }
+  for (int slot : s.fill_tensor_slots) written[slot] = true;
+  return written;
+}
+
+// Schedule::reset_slots of every call schedule (Note [Record reuse]).
+void note_reset_slots(PlanData& d) {
+  std::vector<std::vector<bool>> written;
+  std::vector<bool> any(d.scope.num_slots(), false);
+  for (const Schedule& s : d.calls) {
+    written.push_back(written_slots(d, s));
+    for (int slot = 0; slot < d.scope.num_slots(); ++slot) any[slot] = any[slot] || written.back()[slot];
+  }
+  for (std::size_t k = 0; k < d.calls.size(); ++k)
+    for (int slot = 0; slot < d.scope.num_slots(); ++slot)
+      if (any[slot] && !written[k][slot]) d.calls[k].reset_slots.push_back(slot);
+}
+
 class Scheduler {
  public:
   Scheduler(PlanData& d, std::vector<bool> known) : d_(d), known_(std::move(known)) {}
@@ -161,7 +192,10 @@ class Scheduler {
         int ti = tensors[i];
         const PlanTensor& t = d_.tensors[ti];
         if (!st[i].dtype_done) {
-          if (t.dtype_index_slot >= 0 && !known_[t.dtype_index_slot]) {
+          if (t.dtype_at_call) {
+            s.steps.push_back({Step::Kind::kDTypeAllowed, ti, -1, t.dtype_index_slot});
+            st[i].dtype_done = progress = true;
+          } else if (t.dtype_index_slot >= 0 && !known_[t.dtype_index_slot]) {
             s.steps.push_back({Step::Kind::kDTypeBind, ti, -1, t.dtype_index_slot});
             known_[t.dtype_index_slot] = true;
             st[i].dtype_done = progress = true;
@@ -442,6 +476,19 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
       d.discriminant_params.push_back(static_cast<int>(i));
   }
 
+  // Note [Ctor tensor dtypes]: a construction-time tensor whose dtype is a DType index that a
+  // required input also carries takes its dtype from the call: construction checks it against
+  // the index's set only, the call's input binds the index, and the op casts the tensor to it
+  // (seeds: class-structure Table 2, running group). Any other ctor tensor dtype index is fixed
+  // at construction, and the call's tensors must match it.
+  for (std::size_t ti = 0; ti < d.tensors.size(); ++ti) {
+    PlanTensor& t = d.tensors[ti];
+    if (t.role != PlanTensor::Role::kCtor || t.dtype_index_slot < 0) continue;
+    for (int i = 0; i < d.num_inputs; ++i)
+      if (d.input(i).optional_bit < 0 && d.input(i).dtype_index_slot == t.dtype_index_slot) t.dtype_at_call = true;
+    if (t.dtype_at_call) d.ctor_dtype_at_call.push_back(static_cast<int>(ti));
+  }
+
   // Construction: params and tensor slots are known; ctor tensors unify; lets and rules that
   // become decidable run at construction.
   std::vector<bool> known(d.scope.num_slots(), false);
@@ -507,6 +554,7 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
     }
     d.calls[mask] = std::move(s);
   }
+  detail::note_reset_slots(d);
   return plan;
 }
 

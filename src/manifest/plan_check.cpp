@@ -82,6 +82,15 @@ void check_dtype_combos(const PlanData& d, const std::vector<Value>& frame) {
 
 SignatureCall SignaturePlan::check(const ConstructionState& state,
                                    std::span<const std::optional<Tensor>> inputs, const Tensor* out) const {
+  SignatureCall call;
+  check_into(call, state, inputs, out);
+  return call;
+}
+
+std::shared_ptr<SignatureCall> SignaturePlan::new_record() { return std::shared_ptr<SignatureCall>(new SignatureCall()); }
+
+void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& state,
+                               std::span<const std::optional<Tensor>> inputs, const Tensor* out) const {
   const PlanData& d = *data_;
   if (inputs.size() != static_cast<std::size_t>(d.num_inputs))
     fail(d, fmt::format("takes {} inputs, got {}", d.num_inputs, inputs.size()));
@@ -109,29 +118,51 @@ SignatureCall SignaturePlan::check(const ConstructionState& state,
     if (((written >> i) & 1u) && t.read_only()) fail(d, fmt::format("{} is written but read-only", decl.name));
   }
 
-  SignatureCall call;
-  call.plan_ = shared_from_this();
-  call.frame_ = state.frame;
+  // Note [Record reuse]: a record from this construction keeps the construction's values; the
+  // slots other presence points write and this one does not go back to theirs.
+  if (call.plan_.get() != this) call.plan_ = shared_from_this();
+  if (call.construction_id_ == state.id && call.frame_.size() == state.frame.size()) {
+    for (int slot : schedule.reset_slots) call.frame_[slot] = state.frame[slot];
+  } else {
+    call.construction_id_ = 0;
+    call.frame_ = state.frame;
+    call.construction_id_ = state.id;
+  }
+  call.stages_.clear();
   call.tensors_.resize(d.tensors.size());
+  // An absent tensor's record is the default one, whatever the reused record held.
+  auto record = [](TensorRecord& rec, const Tensor* t) {
+    rec.present = t != nullptr;
+    if (t) {
+      rec.shape = t->shape();
+      rec.dtype = t->dtype();
+    } else {
+      rec.shape.clear();
+      rec.dtype = TensorRecord{}.dtype;
+    }
+  };
   for (int i = 0; i < d.num_ctor; ++i) {
-    if (const auto& t = state.ctor_tensors[i]) call.tensors_[i] = {true, t->shape(), t->dtype()};
+    const auto& t = state.ctor_tensors[i];
+    record(call.tensors_[i], t ? &*t : nullptr);
   }
-  for (int i = 0; i < d.num_inputs; ++i) {
-    if (present(inputs[i])) call.tensors_[d.num_ctor + i] = {true, inputs[i]->shape(), inputs[i]->dtype()};
-  }
+  for (int i = 0; i < d.num_inputs; ++i) record(call.tensors_[d.num_ctor + i], present(inputs[i]) ? &*inputs[i] : nullptr);
   for (int slot : schedule.fill_tensor_slots) {
-    int ti = d.slot_tensor[slot];
+    const int ti = d.slot_tensor[slot];
     bool is_present = slot == d.out_slot ? has_out : (ti >= 0 && (call.tensors_[ti].present || d.tensors[ti].role == PlanTensor::Role::kOutput));
     call.frame_[slot] = is_present ? Value(true) : Value();
   }
   detail::CallScratch scratch(d);
   detail::run_schedule(d, schedule, call.frame_, call.tensors_, scratch);
+  // Note [Ctor tensor dtypes]: the call's dtype, which the op casts the tensor to.
+  for (int ti : d.ctor_dtype_at_call)
+    if (call.tensors_[ti].present) call.tensors_[ti].dtype = call.frame_[d.tensors[ti].dtype_index_slot].as_dtype();
   check_dtype_combos(d, call.frame_);
 
   for (int o = 0; o < d.num_outputs; ++o) {
     const PlanTensor& t = d.output(o);
     TensorRecord& rec = call.tensors_[d.num_ctor + d.num_inputs + o];
     rec.present = true;
+    rec.shape.clear();
     const detail::Where where{t.decl->name, "shape"};
     Value value;
     for (std::size_t k = 0; k < t.axes.size(); ++k) {
@@ -184,7 +215,6 @@ SignatureCall SignaturePlan::check(const ConstructionState& state,
   call.has_out_ = has_out;
   call.written_mask_ = written;
   call.presence_ = presence;
-  return call;
 }
 
 void SignaturePlan::check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,

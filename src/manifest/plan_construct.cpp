@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "manifest/plan_exec.hpp"
 #include "manifest/plan_internal.hpp"
@@ -18,7 +19,9 @@ ConstructionState SignaturePlan::construct(const ParamMap& params,
                                            std::span<const std::optional<Tensor>> ctor_tensors) const {
   const PlanData& d = *data_;
   const Entry& e = *d.entry;
+  static std::atomic<std::uint64_t> next_id{1};
   ConstructionState state;
+  state.id = next_id.fetch_add(1, std::memory_order_relaxed);
   state.frame.assign(d.scope.num_slots(), Value());
   for (const auto& [name, value] : params) {
     const ParamDecl* p = e.find_param(name);

@@ -103,8 +103,12 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
                   const std::vector<TensorRecord>& records, CallScratch& scratch) {
   std::int64_t* pos = scratch.pos();
   for (const Step& step : s.steps) {
+    // An optional construction-time tensor left out binds and checks nothing (a call schedule's
+    // inputs are always present: each presence point has its own schedule).
+    if (step.tensor >= 0 && !records[step.tensor].present) continue;
     switch (step.kind) {
-      case Step::Kind::kDTypeBind: {
+      case Step::Kind::kDTypeBind:
+      case Step::Kind::kDTypeAllowed: {
         const PlanTensor& t = d.tensors[step.tensor];
         DType dt = records[step.tensor].dtype;
         const IndexDecl& idx = *d.slot_index[step.slot];
@@ -112,7 +116,7 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         for (DType a : idx.dtypes) allowed = allowed || a == dt;
         if (!allowed)
           fail(d, fmt::format("{} dtype is outside {}; got {}", t.decl->name, dtype_list(idx.dtypes), dtype_name(dt)));
-        frame[step.slot] = Value(dt);
+        if (step.kind == Step::Kind::kDTypeBind) frame[step.slot] = Value(dt);
         break;
       }
       case Step::Kind::kDTypeCheck: {

@@ -25,6 +25,7 @@ struct PlanTensor {
   int term_offset = 0;      // first entry of its axis terms in the per-call position scratch
   int optional_bit = -1;    // optional inputs: their bit in the presence key
   int dtype_index_slot = -1;  // dtype is a bare DType index: that index's slot
+  bool dtype_at_call = false;  // a ctor tensor whose dtype the call decides (Note [Ctor tensor dtypes])
   expr::Program dtype;
   int dtype_direct = -1;            // dtype is a bare name: its slot
   std::vector<expr::Program> axes;  // per axis term (a splice evaluates to a sequence)
@@ -35,6 +36,7 @@ struct PlanTensor {
 struct Step {
   enum class Kind : std::uint8_t {
     kDTypeBind,   // slot := dtype of tensor (checked against the index's set)
+    kDTypeAllowed,  // dtype of tensor is in the set of index `slot` (binds nothing)
     kDTypeCheck,  // dtype of tensor == eval(prog)
     kAlign,       // match the tensor's rank to its terms; bind its unknown splice, check known ones
     kBind,        // slot := axis `term` of tensor
@@ -60,6 +62,9 @@ struct Schedule {
   std::vector<int> tensors;  // plan tensors that take part (present inputs / ctor tensors)
   std::vector<Step> steps;
   std::vector<int> fill_tensor_slots;  // tensor slots some program of this schedule reads
+  // Slots other call schedules write and this one does not: a reused record resets them
+  // (Note [Record reuse]); the slots this schedule writes it writes before reading them.
+  std::vector<int> reset_slots;
 };
 
 struct PlanData {
@@ -90,6 +95,7 @@ struct PlanData {
   int buffer_output = -1;            // output index declaring buffer: out
 
   std::vector<bool> known_at_construction;  // per slot, after the construction schedule
+  std::vector<int> ctor_dtype_at_call;      // plan tensors (ctor) whose dtype the call decides
   Schedule construction;                    // ctor tensors, construction lets and rules
   std::vector<Schedule> calls;              // per optional-input presence mask
   std::vector<int> discriminant_params;     // params whose values fix the construction point

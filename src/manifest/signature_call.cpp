@@ -105,10 +105,4 @@ const TensorRecord& SignatureCall::output(std::size_t i) const {
   return tensors_[d.num_ctor + d.num_inputs + i];
 }
 
-SignatureCall SignatureCall::with_stages(StageCalls stages) const {
-  SignatureCall copy = *this;
-  copy.stages_ = std::move(stages);
-  return copy;
-}
-
 }  // namespace tileops::manifest

@@ -17,6 +17,8 @@
 namespace tileops::manifest {
 namespace {
 
+const Origin kUnknown{};
+
 class EntryValidator {
  public:
   EntryValidator(const Manifest& m, const std::shared_ptr<const Entry>& e, std::vector<std::string>& out)
@@ -48,7 +50,7 @@ class EntryValidator {
 
   void check_family() {
     static const std::regex snake("[a-z][a-z0-9_]*");
-    if (!std::regex_match(e_.family, snake)) report("family", fmt::format("'{}' is not a snake_case family name", e_.family));
+    if (!std::regex_match(e_.family, snake)) report(e_.origins.family, "family", fmt::format("'{}' is not a snake_case family name", e_.family));
   }
 
   // Reports each malformed dtype_combos row; false when there was one.
@@ -58,6 +60,7 @@ class EntryValidator {
     std::vector<std::string> first_keys;
     for (std::size_t i = 0; i < e_.dtype_combos.size(); ++i) {
       std::string field = fmt::format("signature.dtype_combos[{}]", i);
+      const Origin& at = i < e_.origins.dtype_combos.size() ? e_.origins.dtype_combos[i] : kUnknown;
       std::vector<std::string> keys;
       std::string text;
       for (const auto& [name, dt] : e_.dtype_combos[i]) {
@@ -69,15 +72,15 @@ class EntryValidator {
         if (idx && idx->kind == IndexKind::kDType) allowed = &idx->dtypes;
         else if (p && !p->tensor && p->type.kind == ParamKind::kDType) allowed = &p->type.dtypes;
         else {
-          report(field, fmt::format("'{}' is not a DType index or a dtype param", name));
+          report(at, field, fmt::format("'{}' is not a DType index or a dtype param", name));
           continue;
         }
         if (!allowed->empty() && std::find(allowed->begin(), allowed->end(), dt) == allowed->end())
-          report(field, fmt::format("{} is not a dtype '{}' takes", dtype_name(dt), name));
+          report(at, field, fmt::format("{} is not a dtype '{}' takes", dtype_name(dt), name));
       }
       if (i == 0) first_keys = keys;
-      else if (keys != first_keys) report(field, "every row names the same columns as the first");
-      if (!rows.insert(text).second) report(field, "repeats an earlier row");
+      else if (keys != first_keys) report(at, field, "every row names the same columns as the first");
+      if (!rows.insert(text).second) report(at, field, "repeats an earlier row");
     }
     return out_.size() == before;
   }
@@ -87,10 +90,11 @@ class EntryValidator {
     std::set<std::string> names;
     for (std::size_t i = 0; i < e_.composition->size(); ++i) {
       const Stage& s = (*e_.composition)[i];
-      std::string field = fmt::format("composition.stages[{}]", i);
-      if (!names.insert(s.name).second) report(field, fmt::format("stage name '{}' repeats", s.name));
-      if (s.op == e_.name) report(field, "a composite op cannot be its own stage");
-      else if (!m_.find(s.op)) report(field, fmt::format("'{}' is not an op of the manifest", s.op));
+      // The loader drops a malformed stage, so the field of the stage's origin keeps its index.
+      std::string field = s.origin.field.empty() ? fmt::format("composition.stages[{}]", i) : s.origin.field;
+      if (!names.insert(s.name).second) report(s.origin, field, fmt::format("stage name '{}' repeats", s.name));
+      if (s.op == e_.name) report(s.origin, field, "a composite op cannot be its own stage");
+      else if (!m_.find(s.op)) report(s.origin, field, fmt::format("'{}' is not an op of the manifest", s.op));
     }
   }
 
@@ -188,8 +192,8 @@ class EntryValidator {
     }
     for (std::size_t i = 0; i < e_.inputs.size(); ++i) {
       if (!e_.inputs[i].optional) continue;
-      if (!passed[i]) report("workloads", fmt::format("no row passes the optional input '{}'", e_.inputs[i].name));
-      if (!omitted[i]) report("workloads", fmt::format("no row omits the optional input '{}'", e_.inputs[i].name));
+      if (!passed[i]) report(e_.origins.workloads, "workloads", fmt::format("no row passes the optional input '{}'", e_.inputs[i].name));
+      if (!omitted[i]) report(e_.origins.workloads, "workloads", fmt::format("no row omits the optional input '{}'", e_.inputs[i].name));
     }
   }
 

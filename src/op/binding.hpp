@@ -1,8 +1,17 @@
 // The binding group of an instance (seeds: class-structure Table 3): the selected target and
-// every cache built under it. Note [Binding group]: the group is one object, replaced whole by
-// reset_binding; a retired group is emptied but kept until the op dies, so a thread still reading
-// it never touches freed memory, and entries are reference counted, so one running in another
-// thread outlives the reset.
+// every cache built under it.
+//
+// Note [Binding group]: the group is one object, replaced whole by reset_binding; a retired group
+// is kept until the op dies, so a thread still reading it never touches freed memory, and entries
+// are reference counted, so one running in another thread outlives the reset. Retiring empties
+// the group's built entries and target kernels under their locks, but not its call-spec tables
+// (InterfaceCache::by_call): kernel_for hits read those without a lock (Note [Lock-free entry
+// table] in entry_table.hpp), so a reader may be inside one at any time and nothing in it can be
+// freed before the op. The entries those tables hold therefore live until the op dies. That is
+// bounded: the framework retires a group only when the call that selected its target fails
+// (Table 6), or when the op's owner calls reset_binding; each retired group keeps what it had
+// cached by then (plus what misses racing with the reset add to it), and a fresh group starts
+// with empty tables that allocate nothing until their first entry.
 #pragma once
 
 #include <atomic>
@@ -13,25 +22,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "op/entry_table.hpp"
 #include "tileops/op/backend.hpp"
 #include "tileops/op/identity.hpp"
 #include "tileops/op/op_class.hpp"
 
 namespace tileops::detail {
-
-// A call spec as a cache key: its hash, and either a copy it owns or (for a probe) the caller's.
-struct CallKey {
-  std::size_t hash = 0;
-  std::shared_ptr<const void> owned;
-  const void* spec = nullptr;
-};
-struct CallKeyHash {
-  std::size_t operator()(const CallKey& k) const noexcept { return k.hash; }
-};
-struct CallKeyEq {
-  const CallSpecOps* ops;
-  bool operator()(const CallKey& a, const CallKey& b) const { return a.hash == b.hash && ops->equals(a.spec, b.spec); }
-};
 
 struct BuiltKey {
   int type = -1;  // index into the installed table
@@ -42,11 +38,12 @@ struct BuiltKeyHash {
   std::size_t operator()(const BuiltKey& k) const noexcept { return k.identity.hash() * 31 + static_cast<std::size_t>(k.type); }
 };
 
-// _entries_by_call and _built_entries of one interface.
+// _entries_by_call and _built_entries of one interface. `by_call` is read without a lock and
+// written under the binding's build mutex; `mutex` guards `built` and `built_order`.
 struct InterfaceCache {
-  explicit InterfaceCache(const CallSpecOps* ops) : by_call(8, CallKeyHash{}, CallKeyEq{ops}) {}
+  explicit InterfaceCache(const CallSpecOps* ops) : by_call(ops) {}
+  EntryTable by_call;
   mutable std::shared_mutex mutex;
-  std::unordered_map<CallKey, std::shared_ptr<KernelInterface>, CallKeyHash, CallKeyEq> by_call;
   std::unordered_map<BuiltKey, std::shared_ptr<KernelInterface>, BuiltKeyHash> built;
   std::vector<BuiltKey> built_order;
 };
@@ -84,7 +81,13 @@ struct Binding {
   mutable std::shared_mutex target_mutex;
   std::unordered_map<TargetKey, std::shared_ptr<BuiltTargetKernel>, TargetKeyHash> target_kernels;
 
-  // Drops every cache (the entries themselves live on while someone holds them).
+  // The miss path of Op::entry_for_call (op_kernels.cpp), out of line so that the hit path stays
+  // small: under `build_mutex`, selects the implementation for `call`, finds or builds the entry
+  // of (implementation, identity) and caches it for `call`, whose hash is `hash`.
+  std::shared_ptr<KernelInterface> build_entry(Op& op, int interface, const void* call, std::size_t hash);
+
+  // Drops the built entries and target kernels (the entries live on while someone holds them);
+  // the call-spec tables stay (Note [Binding group]).
   void clear();
 };
 

@@ -53,7 +53,6 @@ std::size_t detail::TargetKeyHash::operator()(const TargetKey& k) const noexcept
 void detail::Binding::clear() {
   for (auto& c : caches) {
     std::unique_lock<std::shared_mutex> lock(c->mutex);
-    c->by_call.clear();
     c->built.clear();
     c->built_order.clear();
   }
@@ -85,6 +84,7 @@ Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
   // 5. The empty binding and running state.
   binding_ = std::make_shared<detail::Binding>(cls.interfaces());
   binding_fast_.store(binding_.get(), std::memory_order_release);
+  placed_ctor_tensors_.resize(construction_.ctor_tensors.size());
   for (const StageDecl& s : cls.stages()) delegates_.emplace_back(s.name, std::vector<std::pair<Identity, std::shared_ptr<Op>>>{});
 }
 

@@ -33,15 +33,35 @@ CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOpt
   return run_call(inputs, options);
 }
 
+// Note [Record reuse]: a call's record is published as last_call and handed to the parent call's
+// stages; the record it replaces is refilled by a later call when nobody else holds it any more
+// (use_count 1 under running_mutex_, which every copy of last_call_ is taken under), so a
+// steady stream of calls allocates no record and copies no params.
+std::shared_ptr<manifest::SignatureCall> Op::take_record() {
+  {
+    std::lock_guard<std::mutex> lock(running_mutex_);
+    if (spare_record_) return std::move(spare_record_);
+  }
+  return manifest::SignaturePlan::new_record();
+}
+
+void Op::give_back_record(std::shared_ptr<manifest::SignatureCall> record) {
+  std::lock_guard<std::mutex> lock(running_mutex_);
+  if (!spare_record_ && record.use_count() == 1) spare_record_ = std::move(record);
+}
+
 CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
   detail::CallFrame frame(this);  // step 1
   bool bound_here = false;
+  std::shared_ptr<manifest::SignatureCall> record = take_record();
   try {
     const Tensor* out = options.out && options.out->defined() ? &*options.out : nullptr;
-    manifest::SignatureCall call = plan_->check(construction_, inputs, out);  // step 2
+    plan_->check_into(*record, construction_, inputs, out);  // step 2
+    const manifest::SignatureCall& call = *record;
     const std::optional<Device> device = call.device();
     Stream stream = options.stream ? *options.stream : current_stream(device.value_or(Device::cpu()));
-    CallArgs args{inputs, out, call, stream};
+    const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
+    CallArgs args{inputs, out, call, stream, ctor_tensors};
     CallResult result;
     if (device && device->is_meta()) {
       // The fake path: the check and the record, outputs of the inferred shape, no kernel, no target.
@@ -61,19 +81,19 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_result(call, inputs, out, result);  // step 6
 
     // Step 7: file the sub-ops' calls under their stages, pop, keep, report.
-    auto record = std::make_shared<const manifest::SignatureCall>(
-        cls_.stages().empty() && frame.sub_calls().empty() ? std::move(call)
-                                                            : call.with_stages(file_by_stage(frame.sub_calls())));
-    std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
+    if (!cls_.stages().empty() || !frame.sub_calls().empty()) record->file_stages(file_by_stage(frame.sub_calls()));
+    std::shared_ptr<manifest::SignatureCall> previous;
     {
       std::lock_guard<std::mutex> lock(running_mutex_);
       previous = std::exchange(last_call_, record);
+      if (!spare_record_ && previous.use_count() == 1) spare_record_ = std::move(previous);
     }
-    frame.complete(record);
+    frame.complete(std::move(record));
     return result;
   } catch (const std::exception&) {
     // Table 6: undo the target selection this call made; last_call stays.
     if (bound_here) reset_binding();
+    give_back_record(std::move(record));
     throw;
   }
 }
@@ -145,7 +165,52 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] && !args.call.writes_input(i) && !inputs[i]->is_contiguous()) inputs[i] = inputs[i]->contiguous();
   }
-  return kernel->kernel.run(TargetCall{inputs, args.out, &args.stream});
+  return kernel->kernel.run(TargetCall{inputs, args.out, &args.stream, args.ctor_tensors});
+}
+
+// Note [Placing construction-time tensors]: a construction-time tensor is moved to the call
+// device (unless it declares `device: cpu`) and cast to the dtype the call gives it (Note [Ctor
+// tensor dtypes] in plan_build.cpp). The conversion is written back to the instance (running
+// group) so that the next call on the same device and dtype converts nothing; it is always made
+// from the tensor given at construction, so alternating dtypes never compound rounding. A meta
+// call converts nothing (the fake path reads no values).
+std::vector<std::optional<Tensor>> Op::place_ctor_tensors(const manifest::SignatureCall& call) {
+  const std::vector<std::optional<Tensor>>& given = construction_.ctor_tensors;
+  std::vector<std::optional<Tensor>> placed;
+  if (given.empty()) return placed;
+  placed.reserve(given.size());
+  const std::optional<Device> device = call.device();
+  std::size_t i = 0;
+  for (const manifest::ParamDecl& p : plan_->entry().params) {
+    if (!p.tensor) continue;
+    const std::optional<Tensor>& original = given[i];
+    const DType dtype = call.tensors()[i].dtype;
+    ++i;
+    if (!original || (device && device->is_meta())) {
+      placed.push_back(original);
+      continue;
+    }
+    const Device where = p.tensor->cpu_only ? Device::cpu() : device.value_or(original->device());
+    if (original->device() == where && original->dtype() == dtype) {
+      placed.push_back(original);
+      continue;
+    }
+    std::optional<Tensor>& cached = placed_ctor_tensors_[i - 1];
+    {
+      std::lock_guard<std::mutex> lock(running_mutex_);
+      if (cached && cached->device() == where && cached->dtype() == dtype) {
+        placed.push_back(cached);
+        continue;
+      }
+    }
+    Tensor converted = original->to(where, dtype);
+    {
+      std::lock_guard<std::mutex> lock(running_mutex_);
+      cached = converted;
+    }
+    placed.push_back(std::move(converted));
+  }
+  return placed;
 }
 
 CallResult Op::empty_result(const CallArgs& args) const {

@@ -32,6 +32,16 @@ std::string type_name(std::type_index type) {
   return status == 0 && name ? std::string(name.get()) : std::string(type.name());
 }
 
+// The index of `interface` found by the address of its mangled name, -1 when that finds none. A
+// type's type_info is normally one object in the process, and this look is what every kernel_for
+// takes; type_index's == compares the names' text whenever the addresses differ, which
+// Op::interface_index does next (a shared library may duplicate a type's type_info).
+int interface_by_address(const std::vector<detail::InstalledInterface>& ifaces, std::type_index interface) noexcept {
+  for (std::size_t i = 0; i < ifaces.size(); ++i)
+    if (ifaces[i].decl->interface_type.name() == interface.name()) return static_cast<int>(i);
+  return -1;
+}
+
 std::string join(const std::vector<std::string>& items, const char* sep) {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
@@ -42,6 +52,7 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 
 int Op::interface_index(std::type_index interface) const {
   const auto& ifaces = installed_->interfaces;
+  if (const int i = interface_by_address(ifaces, interface); i >= 0) return i;
   for (std::size_t i = 0; i < ifaces.size(); ++i)
     if (ifaces[i].decl->interface_type == interface) return static_cast<int>(i);
   throw OpNotAvailableError(fmt::format("{} has no in-tree implementation for this interface ({}), so it needs a "
@@ -129,25 +140,29 @@ std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface,
 }
 
 std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, const void* call) {
-  const int i = interface_index(interface);
-  const CallSpecOps* ops = installed_->interfaces[i].decl->call_ops;
-  const detail::CallKey probe{ops->hash(call), nullptr, call};
+  int i = interface_by_address(installed_->interfaces, interface);
+  if (i < 0) i = interface_index(interface);
   detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
-  detail::InterfaceCache& cache = *b->caches[i];
-  {
-    std::shared_lock<std::shared_mutex> lock(cache.mutex);
-    auto it = cache.by_call.find(probe);
-    if (it != cache.by_call.end()) return it->second;
-  }
-  // Miss: select, then find or build the entry of (implementation, identity).
-  std::lock_guard<std::mutex> build_lock(b->build_mutex);
-  const std::string key = select_key(i, call, nullptr);
+  const detail::EntryTable& by_call = b->caches[i]->by_call;
+  const std::size_t hash = by_call.ops().hash(call);
+  if (const std::shared_ptr<KernelInterface>* entry = by_call.find(hash, call)) return *entry;
+  return b->build_entry(*this, i, call, hash);
+}
+
+std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interface, const void* call, std::size_t hash) {
+  InterfaceCache& cache = *caches[interface];
+  const CallSpecOps& ops = cache.by_call.ops();
+  std::lock_guard<std::mutex> build_lock(build_mutex);
+  // Another thread may have cached this spec since the caller's look-up.
+  if (const std::shared_ptr<KernelInterface>* entry = cache.by_call.find(hash, call)) return *entry;
+  const InstalledTable& installed = *op.installed_;
+  const std::string key = op.select_key(interface, call, nullptr);
   int type_index = -1;
-  for (int k : installed_->interfaces[i].keys)
-    if (installed_->types[k].key == key) type_index = k;
-  const KernelType& type = installed_->types[type_index];
+  for (int k : installed.interfaces[interface].keys)
+    if (installed.types[k].key == key) type_index = k;
+  const KernelType& type = installed.types[type_index];
   EntryRecipe<KernelInterface> recipe = type.entry_for(call);
-  detail::BuiltKey built_key{type_index, recipe.identity};
+  BuiltKey built_key{type_index, recipe.identity};
   std::shared_ptr<KernelInterface> entry;
   {
     std::shared_lock<std::shared_mutex> lock(cache.mutex);
@@ -155,9 +170,9 @@ std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, c
     if (it != cache.built.end()) entry = it->second;
   }
   if (!entry) {
-    CurrentDeviceGuard guard(ops->base(call).device);
+    CurrentDeviceGuard guard(ops.base(call).device);
     entry = recipe.build();
-    if (!entry) throw OpNotAvailableError(fmt::format("{}: {} ('{}') built no entry", name(), type.class_name, key));
+    if (!entry) throw OpNotAvailableError(fmt::format("{}: {} ('{}') built no entry", op.name(), type.class_name, key));
     {
       std::unique_lock<std::shared_mutex> lock(cache.mutex);
       cache.built.emplace(built_key, entry);
@@ -167,13 +182,10 @@ std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, c
     // device current. request_tune sets the flag before it walks the caches, so a request racing
     // with this build either finds the entry there or its flag is seen here; Kernel::request_tune
     // is idempotent, so being reached both ways tunes once.
-    if (tune_requested_.load())
+    if (op.tune_requested_.load())
       if (auto kernel = std::dynamic_pointer_cast<Kernel>(entry)) kernel->request_tune();
   }
-  std::shared_ptr<const void> owned = ops->copy(call);
-  const void* spec = owned.get();
-  std::unique_lock<std::shared_mutex> lock(cache.mutex);
-  cache.by_call.emplace(detail::CallKey{probe.hash, std::move(owned), spec}, entry);
+  cache.by_call.insert(hash, ops.copy(call), entry);
   return entry;
 }
 

@@ -4,14 +4,14 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "common/test_helpers.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/core/tensor.hpp"
 #include "tileops/manifest/manifest.hpp"
@@ -41,42 +41,21 @@ inline std::shared_ptr<const SignaturePlan> builtin_plan(std::string_view op) {
 inline Tensor cpu(Shape shape, DType dtype = DType::kFloat16) { return Tensor::empty(shape, dtype); }
 inline Tensor meta(Shape shape, DType dtype = DType::kFloat16) { return Tensor::meta(shape, dtype); }
 
-// A view that claims to live on a CUDA device. The checks never touch the data, so host memory
-// stands in for device memory; `backing` keeps it alive.
+// A view that claims to live on a CUDA device (host memory stands in for device memory).
 inline Tensor on_cuda(Shape shape, DType dtype = DType::kFloat16, int index = 0) {
-  auto backing = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(std::max<std::int64_t>(shape.numel(), 1)) * dtype_size(dtype));
-  Shape strides;
-  std::int64_t stride = 1;
-  std::vector<std::int64_t> s(shape.size());
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    s[i] = stride;
-    stride *= shape[i];
-  }
-  for (std::int64_t v : s) strides.push_back(v);
-  return Tensor::from_blob(backing->data(), shape, strides, dtype, Device::cuda(index), backing);
+  return test_common::host_backed_cuda_tensor(std::move(shape), dtype, index);
 }
 
 // The message of the CheckError `f` throws; a marker string when it throws none.
 template <class F>
 std::string check_error(F&& f) {
-  try {
-    f();
-  } catch (const CheckError& e) {
-    return e.what();
-  }
-  return "<no CheckError>";
+  return test_common::error_of<CheckError>(std::forward<F>(f));
 }
 
 // The message of the ManifestError `f` throws; a marker string when it throws none.
 template <class F>
 std::string manifest_error(F&& f) {
-  try {
-    f();
-  } catch (const ManifestError& e) {
-    return e.what();
-  }
-  return "<no ManifestError>";
+  return test_common::error_of<ManifestError>(std::forward<F>(f));
 }
 
 }  // namespace tileops::manifest::testing

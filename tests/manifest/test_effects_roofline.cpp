@@ -1,6 +1,7 @@
 // Effect branches and operator names (reference §2.8, §7.2) and roofline evaluation (§2.10).
 #include <gtest/gtest.h>
 
+#include "common/toy_entries.hpp"
 #include "manifest_test_util.hpp"
 
 namespace tileops::manifest {
@@ -68,21 +69,7 @@ TEST(EffectBranch, WrittenInputsAreSortedInTheName) {
   EXPECT_TRUE(p->effect_branch(state, 0).emitted.empty());
 }
 
-constexpr const char* kToy = R"yaml(
-InplaceFwdOp:
-  family: toy
-  status: spec-only
-  signature:
-    forall: {N: Dim, T: "DType[float16 | float32]"}
-    params:
-      inplace: {type: bool, default: false}
-    inputs:
-      x: {dtype: T, shape: "[N]", mutated: inplace}
-    outputs:
-      y: {dtype: T, shape: "[N]", alias: x}
-  workloads: [{label: w, N: 4, dtype_cases: [{T: float16}]}]
-  roofline: {flops: "N"}
-
+const std::string kToy = test_common::toy_entry(test_common::kInplaceEntry, "InplaceFwdOp") + R"yaml(
 ScoreFwdOp:
   family: toy
   status: spec-only

@@ -70,6 +70,19 @@ TEST(Loader, ExpressionsKnowTheirLineAndColumn) {
   EXPECT_EQ(e.inputs[0].shape.axes.at(0).expr.origin.column, 33);  // the S after the star
 }
 
+TEST(Loader, SectionsKnowTheirLineAndColumn) {
+  Manifest m = Manifest::load_string("toy.yaml", kToy);
+  const EntryOrigins& o = m.at("ScaleFwdOp").origins;
+  auto at = [](const Origin& x) { return std::to_string(x.line) + ":" + std::to_string(x.column) + " " + x.field; };
+  EXPECT_EQ(at(o.name), "2:1 ");
+  EXPECT_EQ(at(o.family), "3:11 family");
+  EXPECT_EQ(at(o.signature), "6:3 signature");
+  EXPECT_EQ(at(o.params), "8:5 signature.params");
+  EXPECT_EQ(at(o.inputs), "11:5 signature.inputs");
+  EXPECT_EQ(at(o.workloads), "18:3 workloads");
+  EXPECT_TRUE(o.dtype_combos.empty());
+}
+
 TEST(Loader, StrictLoadingListsEveryProblemOnePerLine) {
   EXPECT_EQ(manifest_error([] {
               Manifest::load_string("toy.yaml", R"yaml(
@@ -99,7 +112,7 @@ TEST(Loader, FileNameIsReportedWithoutItsDirectory) {
 TEST(Loader, MergeRefusesAnOpDeclaredTwice) {
   Manifest a = Manifest::load_string("toy.yaml", kToy);
   Manifest b = Manifest::load_string("toy_copy.yaml", kToy);
-  EXPECT_EQ(manifest_error([&] { a.merge(b); }), "toy_copy.yaml: ScaleFwdOp: the op is also declared in toy.yaml");
+  EXPECT_EQ(manifest_error([&] { a.merge(b); }), "toy_copy.yaml:2:1: ScaleFwdOp: the op is also declared in toy.yaml:2:1");
 }
 
 TEST(Loader, ToyEntriesDoNotLeakIntoTheBuiltinManifest) {

@@ -1,6 +1,7 @@
 // The result check (reference §5.5): what forward returned against the record of the call.
 #include <gtest/gtest.h>
 
+#include "common/toy_entries.hpp"
 #include "manifest_test_util.hpp"
 
 namespace tileops::manifest {
@@ -13,7 +14,7 @@ using testing::meta;
 using testing::on_cuda;
 using testing::plan_from;
 
-constexpr const char* kToy = R"yaml(
+const std::string kToy = R"yaml(
 SplitFwdOp:
   family: toy
   status: spec-only
@@ -26,32 +27,8 @@ SplitFwdOp:
       hi: {dtype: float32, shape: "[N]", contiguous: true}
   workloads: [{label: w, N: 4, dtype_cases: [{T: float16}]}]
   roofline: {flops: "N"}
-
-InplaceFwdOp:
-  family: toy
-  status: spec-only
-  signature:
-    forall: {N: Dim, T: "DType[float16 | float32]"}
-    params:
-      inplace: {type: bool, default: false}
-    inputs:
-      x: {dtype: T, shape: "[N]", mutated: inplace}
-    outputs:
-      y: {dtype: T, shape: "[N]", alias: x}
-  workloads: [{label: w, N: 4, dtype_cases: [{T: float16}]}]
-  roofline: {flops: "N"}
-
-SinkFwdOp:
-  family: toy
-  status: spec-only
-  signature:
-    forall: {N: Dim}
-    inputs:
-      x: {dtype: float32, shape: "[N]", mutated: true}
-    outputs: {}
-  workloads: [{label: w, N: 4}]
-  roofline: {flops: "N"}
-)yaml";
+)yaml" + test_common::toy_entry(test_common::kInplaceEntry, "InplaceFwdOp") +
+                         test_common::toy_entry(test_common::kSinkEntry, "SinkFwdOp");
 
 using Results = std::vector<std::optional<Tensor>>;
 

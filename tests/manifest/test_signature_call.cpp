@@ -118,15 +118,15 @@ TEST(SignatureCallEffects, WriteOnlyInputIsWrittenOnceAndItsAliasIsNotCounted) {
   EXPECT_EQ(call.derived_bytes(), 32);
 }
 
-TEST(SignatureCallStages, WithStagesCopiesTheRecord) {
+TEST(SignatureCallStages, FileStagesFillsTheRecord) {
   auto p = builtin_plan("SiluFwdOp");
   auto call = p->check(p->construct({}), Inputs{cpu({4})});
   auto sub = std::make_shared<const SignatureCall>(call);
-  SignatureCall with = call.with_stages({{"act", {sub}}});
-  ASSERT_EQ(with.stages().size(), 1u);
-  EXPECT_EQ(with.stages()[0].first, "act");
-  EXPECT_TRUE(call.stages().empty());
-  EXPECT_EQ(with.index("S"), Value(Shape{4}));
+  call.file_stages({{"act", {sub}}});
+  ASSERT_EQ(call.stages().size(), 1u);
+  EXPECT_EQ(call.stages()[0].first, "act");
+  EXPECT_TRUE(sub->stages().empty());
+  EXPECT_EQ(call.index("S"), Value(Shape{4}));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <memory>
 
 #include "manifest_test_util.hpp"
 #include "tileops/manifest/validator.hpp"
@@ -36,9 +37,11 @@ const std::map<std::string, std::vector<std::string>>& expected_diagnostics() {
     {"bad_status",
      {"bad_status.yaml:3:11: ToyFwdOp: status: is 'implemented' or 'spec-only', not 'done'"}},
     {"composition_repeated_stage",
-     {"composition_repeated_stage.yaml: PairFwdOp: composition.stages[1]: stage name 'a' repeats"}},
+     {"composition_repeated_stage.yaml:16:9: PairFwdOp: composition.stages[1]: stage name 'a' repeats"}},
+    {"composition_own_stage",
+     {"composition_own_stage.yaml:15:9: ToyFwdOp: composition.stages[0]: a composite op cannot be its own stage"}},
     {"composition_unknown_op",
-     {"composition_unknown_op.yaml: ToyFwdOp: composition.stages[0]: 'MissingFwdOp' is not an op of the manifest"}},
+     {"composition_unknown_op.yaml:15:9: ToyFwdOp: composition.stages[0]: 'MissingFwdOp' is not an op of the manifest"}},
     {"dtype_cases_missing",
      {"dtype_cases_missing.yaml:11:7: ToyFwdOp: workloads[0]: gives no dtype_cases"}},
     {"dtype_cases_outside_set",
@@ -46,13 +49,13 @@ const std::map<std::string, std::vector<std::string>>& expected_diagnostics() {
     {"dtype_cases_wrong_index",
      {"dtype_cases_wrong_index.yaml:11:7: ToyFwdOp: workloads[0].dtype_cases[0]: 'U' is not a DType index"}},
     {"dtype_combos_bad_column",
-     {"dtype_combos_bad_column.yaml: ToyFwdOp: signature.dtype_combos[0]: 'U' is not a DType index or a dtype param"}},
+     {"dtype_combos_bad_column.yaml:12:9: ToyFwdOp: signature.dtype_combos[0]: 'U' is not a DType index or a dtype param"}},
     {"dtype_combos_bad_value",
-     {"dtype_combos_bad_value.yaml: ToyFwdOp: signature.dtype_combos[1]: bfloat16 is not a dtype 'W' takes"}},
+     {"dtype_combos_bad_value.yaml:13:9: ToyFwdOp: signature.dtype_combos[1]: bfloat16 is not a dtype 'W' takes"}},
     {"dtype_combos_other_columns",
-     {"dtype_combos_other_columns.yaml: ToyFwdOp: signature.dtype_combos[1]: every row names the same columns as the first"}},
+     {"dtype_combos_other_columns.yaml:13:9: ToyFwdOp: signature.dtype_combos[1]: every row names the same columns as the first"}},
     {"dtype_combos_repeated_row",
-     {"dtype_combos_repeated_row.yaml: ToyFwdOp: signature.dtype_combos[1]: repeats an earlier row"}},
+     {"dtype_combos_repeated_row.yaml:13:9: ToyFwdOp: signature.dtype_combos[1]: repeats an earlier row"}},
     {"duplicate_entry",
      {"duplicate_entry.yaml:14:1: ToyFwdOp: duplicate entry"}},
     {"duplicate_key",
@@ -60,7 +63,9 @@ const std::map<std::string, std::vector<std::string>>& expected_diagnostics() {
     {"expr_syntax",
      {"expr_syntax.yaml:12:31: ToyFwdOp: roofline.flops: starred expressions are allowed only as shape axes in \"prod(S) +* 2\""}},
     {"family_mismatch",
-     {"family_mismatch.yaml:1:1: ToyFwdOp: family: 'norm' does not match the file name family_mismatch.yaml"}},
+     {"family_mismatch.yaml:2:11: ToyFwdOp: family: 'norm' does not match the file name family_mismatch.yaml"}},
+    {"family-not-snake-case",
+     {"family-not-snake-case.yaml:4:11: ToyFwdOp: family: 'family-not-snake-case' is not a snake_case family name"}},
     {"kind_error",
      {"kind_error.yaml:10:20: ToyFwdOp: signature.shape_rules[0]: expected a bool, got Int in \"len(S)\""}},
     {"let_cycle",
@@ -68,9 +73,9 @@ const std::map<std::string, std::vector<std::string>>& expected_diagnostics() {
     {"missing_field",
      {"missing_field.yaml:2:3: ToyFwdOp: roofline: is required"}},
     {"optional_never_omitted",
-     {"optional_never_omitted.yaml: ToyFwdOp: workloads: no row omits the optional input 'v'"}},
+     {"optional_never_omitted.yaml:11:3: ToyFwdOp: workloads: no row omits the optional input 'v'"}},
     {"optional_never_passed",
-     {"optional_never_passed.yaml: ToyFwdOp: workloads: no row passes the optional input 'v'"}},
+     {"optional_never_passed.yaml:11:3: ToyFwdOp: workloads: no row passes the optional input 'v'"}},
     {"repeated_case_id",
      {"repeated_case_id.yaml:12:7: ToyFwdOp: workloads[1]: case id 'base-float16' repeats"}},
     {"row_not_instantiating",
@@ -79,6 +84,8 @@ const std::map<std::string, std::vector<std::string>>& expected_diagnostics() {
      {"shape_axis_syntax.yaml:9:37: ToyFwdOp: signature.outputs.y.shape: unexpected end of expression in \"[*S, 2 +]\""}},
     {"some_required_input",
      {"some_required_input.yaml:11:7: ToyFwdOp: workloads[0].some: 'x' is not an optional input"}},
+    {"too_many_optional_inputs",
+     {"too_many_optional_inputs.yaml:6:5: ToyFwdOp: signature.inputs: more than 12 optional inputs"}},
     {"two_out_buffers",
      {"two_out_buffers.yaml:10:10: ToyFwdOp: signature.outputs.z.buffer: at most one output declares buffer: out"}},
     {"unknown_key",
@@ -90,11 +97,13 @@ const std::map<std::string, std::vector<std::string>>& expected_diagnostics() {
     {"unknown_tensor_key",
      {"unknown_tensor_key.yaml:7:36: ToyFwdOp: signature.inputs.x: unknown key 'layout'"}},
     {"unsolvable_axis",
-     {"unsolvable_axis.yaml: ToyFwdOp: signature: no inference plan when the call passes [x]: x.shape axis 'M * M' cannot be solved: it needs one unknown name M in the form a * M + e"}},
+     {"unsolvable_axis.yaml:4:3: ToyFwdOp: signature: no inference plan when the call passes [x]: x.shape axis 'M * M' cannot be solved: it needs one unknown name M in the form a * M + e"}},
+    {"unsolvable_ctor_tensor",
+     {"unsolvable_ctor_tensor.yaml:6:5: ToyFwdOp: signature.params: table.shape axis 'M * M' cannot be solved: it needs one unknown name M in the form a * M + e"}},
     {"unsolvable_index",
-     {"unsolvable_index.yaml: ToyFwdOp: signature: no inference plan when the call passes [x]: output y's shape reads 'M', which no input solves"}},
+     {"unsolvable_index.yaml:4:3: ToyFwdOp: signature: no inference plan when the call passes [x]: output y's shape reads 'M', which no input solves"}},
     {"unsolvable_splice",
-     {"unsolvable_splice.yaml: ToyFwdOp: signature: no inference plan when the call passes [x]: x.shape [*S, *R] has more than one splice no input solves"}},
+     {"unsolvable_splice.yaml:4:3: ToyFwdOp: signature: no inference plan when the call passes [x]: x.shape [*S, *R] has more than one splice no input solves"}},
     {"workload_bad_axis",
      {"workload_bad_axis.yaml:11:7: ToyFwdOp: workloads[0].S: 4 is not a list of axis lengths"}},
     {"workload_extra_index",
@@ -146,9 +155,28 @@ TEST(BrokenManifests, StrictLoadingThrowsTheLoaderDiagnostics) {
 TEST(BrokenManifests, PlanBuildThrowsTheValidatorsDiagnostic) {
   Manifest m = Manifest::load_file((kBrokenDir / "unsolvable_index.yaml").string());
   EXPECT_EQ(testing::manifest_error([&] { SignaturePlan::build(m.entries().at(0)); }),
+            "unsolvable_index.yaml:4:3: ToyFwdOp: signature: no inference plan when the call passes [x]: output y's "
+            "shape reads 'M', which no input solves");
+}
+
+TEST(BrokenManifests, AnEntryBuiltInCodeIsReportedWithoutLineAndColumn) {
+  Manifest m = Manifest::load_file((kBrokenDir / "unsolvable_index.yaml").string());
+  auto entry = std::make_shared<Entry>(*m.entries().at(0));
+  entry->origins = {};
+  EXPECT_EQ(testing::manifest_error([&] { SignaturePlan::build(entry); }),
             "unsolvable_index.yaml: ToyFwdOp: signature: no inference plan when the call passes [x]: output y's "
             "shape reads 'M', which no input solves");
 }
+
+// The smallest valid entry of the family toy: no tensor, one workload row.
+constexpr const char* kMinimalToy = R"yaml(
+ToyFwdOp:
+  family: toy
+  status: spec-only
+  signature: {inputs: {}, outputs: {}}
+  workloads: [{label: w}]
+  roofline: {flops: "1"}
+)yaml";
 
 TEST(Validator, UnreadableFile) {
   EXPECT_EQ(validate_files({"/nonexistent/toy.yaml"}), (std::vector<std::string>{"/nonexistent/toy.yaml: cannot read the file"}));
@@ -156,36 +184,15 @@ TEST(Validator, UnreadableFile) {
 
 TEST(Validator, OpDeclaredInTwoFiles) {
   std::vector<std::string> diags;
-  Manifest all = Manifest::parse("toy.yaml", R"yaml(
-ToyFwdOp:
-  family: toy
-  status: spec-only
-  signature: {inputs: {}, outputs: {}}
-  workloads: [{label: w}]
-  roofline: {flops: "1"}
-)yaml", diags);
-  all.merge(Manifest::parse("toy_more.yaml", R"yaml(
-ToyFwdOp:
-  family: toy
-  status: spec-only
-  signature: {inputs: {}, outputs: {}}
-  workloads: [{label: w}]
-  roofline: {flops: "1"}
-)yaml", diags), diags);
-  EXPECT_EQ(diags, (std::vector<std::string>{"toy_more.yaml: ToyFwdOp: the op is also declared in toy.yaml"}));
+  Manifest all = Manifest::parse("toy.yaml", kMinimalToy, diags);
+  all.merge(Manifest::parse("toy_more.yaml", kMinimalToy, diags), diags);
+  EXPECT_EQ(diags, (std::vector<std::string>{"toy_more.yaml:2:1: ToyFwdOp: the op is also declared in toy.yaml:2:1"}));
   EXPECT_EQ(all.entries().size(), 1u);
 }
 
 TEST(Validator, ShardFileMayCarryItsFamily) {
   std::vector<std::string> diags;
-  Manifest m = Manifest::parse("toy_extra.yaml", R"yaml(
-ToyFwdOp:
-  family: toy
-  status: spec-only
-  signature: {inputs: {}, outputs: {}}
-  workloads: [{label: w}]
-  roofline: {flops: "1"}
-)yaml", diags);
+  Manifest m = Manifest::parse("toy_extra.yaml", kMinimalToy, diags);
   EXPECT_TRUE(diags.empty()) << joined(diags);
   EXPECT_TRUE(validate(m).empty());
 }

@@ -197,5 +197,59 @@ TEST(Concurrency, TuningRequestedWhileEntriesAreBeingBuiltReachesEveryEntry) {
   EXPECT_EQ(untuned, 0);
 }
 
+TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
+  // Hits read the call-spec table without a lock (Note [Lock-free entry table]) while writers add
+  // thousands of distinct specs, each with an entry of its own, so the table grows many times
+  // under the readers.
+  ToyOp op(toy_class(unique_op("HitRace")).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+  constexpr int kWriters = 2;
+  constexpr int kSpecsPerWriter = 1500;
+  constexpr int kHot = 8;
+  auto n_of = [](int writer, int k) { return static_cast<std::int64_t>(kHot + writer * kSpecsPerWriter + k) * 10; };
+  std::vector<std::shared_ptr<Scaling>> hot;
+  for (int h = 0; h < kHot; ++h) hot.push_back(op.kernel_for<Scaling>(scaling(h * 10)));
+  // What each writer got for its k-th spec, and how many of its specs it has published so far.
+  std::vector<std::vector<std::atomic<const Scaling*>>> got;
+  for (int w = 0; w < kWriters; ++w) got.emplace_back(kSpecsPerWriter);
+  std::atomic<int> published[kWriters] = {};
+  std::atomic<int> writing{kWriters};
+  std::atomic<int> wrong{0};
+  std::atomic<long> reader_hits{0};
+  std::barrier start(kThreads);
+  on_threads(kThreads, [&](int t) {
+    start.arrive_and_wait();
+    if (t < kWriters) {
+      for (int k = 0; k < kSpecsPerWriter; ++k) {
+        std::shared_ptr<Scaling> e = op.kernel_for<Scaling>(scaling(n_of(t, k)));
+        auto entry = std::dynamic_pointer_cast<FakeEntry>(e);
+        if (!entry || entry->call.n != n_of(t, k)) wrong++;
+        got[t][k].store(e.get(), std::memory_order_relaxed);
+        published[t].store(k + 1, std::memory_order_release);
+      }
+      writing--;
+      return;
+    }
+    long hits = 0;
+    for (unsigned i = static_cast<unsigned>(t); writing.load() > 0 || hits < 1000; ++i) {
+      const int h = static_cast<int>(i % kHot);
+      if (op.kernel_for<Scaling>(scaling(h * 10)) != hot[h]) wrong++;
+      const int w = static_cast<int>(i % kWriters);
+      const int n = published[w].load(std::memory_order_acquire);
+      if (n > 0) {
+        const int k = static_cast<int>((i * 2654435761u) % static_cast<unsigned>(n));
+        std::shared_ptr<Scaling> e = op.kernel_for<Scaling>(scaling(n_of(w, k)));
+        if (e.get() != got[w][k].load(std::memory_order_relaxed)) wrong++;
+      }
+      hits += 2;
+    }
+    reader_hits += hits;
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_GT(reader_hits.load(), 0);
+  EXPECT_EQ(op.built_entries("scale").size(), static_cast<std::size_t>(kHot + kWriters * kSpecsPerWriter));
+  for (int w = 0; w < kWriters; ++w)
+    for (int k = 0; k < kSpecsPerWriter; ++k) ASSERT_EQ(op.kernel_for<Scaling>(scaling(n_of(w, k))).get(), got[w][k].load());
+}
+
 }  // namespace
 }  // namespace tileops::optest

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/test_helpers.hpp"
+#include "common/toy_entries.hpp"
 #include "tileops/core/allocator.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/core/tensor.hpp"
@@ -33,6 +35,7 @@
 #include "tileops/op/kernel.hpp"
 #include "tileops/op/op.hpp"
 #include "tileops/op/op_class.hpp"
+#include "tools/env_guard.hpp"
 
 namespace tileops {
 inline void PrintTo(const Target& t, std::ostream* os) { *os << t.str(); }
@@ -106,37 +109,6 @@ inline constexpr std::string_view kReduceEntry = R"yaml(
   roofline: {flops: "M * N"}
 )yaml";
 
-// Writes x when `inplace`; the output then is x.
-inline constexpr std::string_view kInplaceEntry = R"yaml(
-@NAME@:
-  family: toy
-  status: spec-only
-  signature:
-    forall: {N: Dim, T: "DType[float16 | float32]"}
-    params:
-      inplace: {type: bool, default: false}
-    inputs:
-      x: {dtype: T, shape: "[N]", mutated: inplace}
-    outputs:
-      y: {dtype: T, shape: "[N]", alias: x}
-  workloads: [{label: a, N: 4, dtype_cases: [{T: float16}]}]
-  roofline: {flops: "N"}
-)yaml";
-
-// Writes x and returns nothing.
-inline constexpr std::string_view kSinkEntry = R"yaml(
-@NAME@:
-  family: toy
-  status: spec-only
-  signature:
-    forall: {N: Dim}
-    inputs:
-      x: {dtype: float32, shape: "[N]", mutated: true}
-    outputs: {}
-  workloads: [{label: a, N: 4}]
-  roofline: {flops: "N"}
-)yaml";
-
 // Two dtype indices restricted by dtype_combos, and an axis declared 2 * N.
 inline constexpr std::string_view kMixEntry = R"yaml(
 @NAME@:
@@ -157,14 +129,16 @@ inline constexpr std::string_view kMixEntry = R"yaml(
   roofline: {flops: "N"}
 )yaml";
 
+// The entries the manifest-layer tests load too.
+using test_common::kInplaceEntry;
+using test_common::kSinkEntry;
+
 // A Manifest holding one entry made from `entry` under `name`; kept for the process, because
 // op classes point to their manifest.
 inline const manifest::Manifest& toy_manifest(std::string_view entry, const std::string& name) {
   static std::mutex mutex;
   static std::deque<manifest::Manifest> manifests;
-  std::string text(entry);
-  for (std::size_t at; (at = text.find("@NAME@")) != std::string::npos;) text.replace(at, 6, name);
-  manifest::Manifest m = manifest::Manifest::load_string("toy.yaml", text);
+  manifest::Manifest m = manifest::Manifest::load_string("toy.yaml", test_common::toy_entry(entry, name));
   std::lock_guard<std::mutex> lock(mutex);
   return manifests.emplace_back(std::move(m));
 }
@@ -485,17 +459,7 @@ inline Tensor meta(Shape shape, DType dtype = DType::kFloat16) { return Tensor::
 // A tensor that claims to live on cuda:`index`; the framework never touches its data, so host
 // memory stands in for device memory.
 inline Tensor on_cuda(Shape shape, int index, DType dtype = DType::kFloat16) {
-  auto backing = std::make_shared<std::vector<std::byte>>(
-      static_cast<std::size_t>(std::max<std::int64_t>(shape.numel(), 1)) * dtype_size(dtype));
-  Shape strides;
-  std::int64_t stride = 1;
-  std::vector<std::int64_t> s(shape.size());
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    s[i] = stride;
-    stride *= shape[i];
-  }
-  for (std::int64_t v : s) strides.push_back(v);
-  return Tensor::from_blob(backing->data(), shape, strides, dtype, Device::cuda(index), backing);
+  return test_common::host_backed_cuda_tensor(std::move(shape), dtype, index);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -609,37 +573,8 @@ struct DefaultTargetGuard {
   ~DefaultTargetGuard() { set_default_target(std::nullopt); }
 };
 
-// Sets an environment variable for the life of the guard.
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~EnvGuard() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// The message of the `E` that `f` throws; "<no error>" when none, "<other: ...>" for another type.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<other: ") + e.what() + ">";
-  }
-  return "<no error>";
-}
+using cli::EnvGuard;
+using test_common::error_of;
 
 // A process-unique name for a test's targets; unique_op: the same for op classes ("<Stem><n>FwdOp").
 inline std::string unique(std::string_view stem) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <optional>
@@ -27,10 +28,10 @@ class Shape {
     return s;
   }
 
-  Shape(const Shape& other) { assign(other.data(), other.size_); }
+  Shape(const Shape& other) { copy_from(other); }
   Shape(Shape&& other) noexcept { steal(other); }
   Shape& operator=(const Shape& other) {
-    if (this != &other) assign(other.data(), other.size_);
+    if (this != &other) copy_from(other);
     return *this;
   }
   Shape& operator=(Shape&& other) noexcept {
@@ -106,6 +107,16 @@ class Shape {
     std::copy(src, src + n, data());
     size_ = n;
   }
+  // Between two inline shapes the whole inline array is copied: a fixed-size copy the compiler
+  // turns into a few moves, cheaper on the call path than a length-dependent one.
+  void copy_from(const Shape& other) {
+    if (!other.heap_ && !heap_) {
+      std::memcpy(inline_, other.inline_, sizeof(inline_));
+      size_ = other.size_;
+    } else {
+      assign(other.data(), other.size_);
+    }
+  }
   void steal(Shape& other) noexcept {
     if (other.heap_) {
       heap_ = std::move(other.heap_);
@@ -113,7 +124,7 @@ class Shape {
     } else {
       heap_.reset();
       capacity_ = kInlineRank;
-      std::copy(other.inline_, other.inline_ + other.size_, inline_);
+      std::memcpy(inline_, other.inline_, sizeof(inline_));
     }
     size_ = other.size_;
     other.size_ = 0;

@@ -82,8 +82,9 @@ class Tensor {
     return static_cast<T*>(data_ptr());
   }
 
-  // Row-major contiguous (axes of length 1 may carry any stride).
-  bool is_contiguous() const noexcept;
+  // Row-major contiguous (axes of length 1 may carry any stride). Decided once, when the view
+  // is made: the call path asks it of every tensor several times.
+  bool is_contiguous() const noexcept { return contiguous_; }
   // True when both tensors are views of the same memory whose byte ranges overlap; false for
   // meta tensors, undefined tensors and empty ranges. Memory is compared by address, so two
   // storages over the same memory (a DLPack round trip, two from_blob calls) count as shared.
@@ -98,10 +99,16 @@ class Tensor {
   // A contiguous copy, or this tensor when it already is contiguous (CPU and meta). A
   // non-contiguous CUDA tensor throws OpNotAvailableError: device copies are not available yet.
   Tensor contiguous() const;
+  // A contiguous copy on `device` with `dtype` (PyTorch's casts, through float64: exact but for
+  // int64 beyond 2^53), or this tensor when both already match. Only CPU to CPU (and anything to
+  // meta) is available; other devices throw OpNotAvailableError.
+  Tensor to(Device device, DType dtype) const;
   // Copies `src` (same shape and dtype, any strides) into this view, element by element (CPU).
   void copy_from(const Tensor& src);
 
  private:
+  static bool row_major(const Shape& shape, const Shape& strides) noexcept;
+
   Shape shape_;
   Shape strides_;
   std::shared_ptr<Storage> storage_;
@@ -109,6 +116,7 @@ class Tensor {
   DType dtype_ = DType::kFloat32;
   Device device_;
   bool defined_ = false;
+  bool contiguous_ = false;
 };
 
 }  // namespace tileops

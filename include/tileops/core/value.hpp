@@ -65,12 +65,29 @@ class Value {
   bool is_tensor() const noexcept { return kind() == Kind::kTensor; }
 
   // Accessors; each throws CheckError naming the expected kind when the value holds another.
-  bool as_bool() const;
-  std::int64_t as_int() const;
-  double as_float() const;  // ints widen
+  // The ones the call check reads are inline.
+  bool as_bool() const {
+    if (const bool* b = std::get_if<bool>(&v_)) return *b;
+    kind_mismatch(Kind::kBool, kind());
+  }
+  std::int64_t as_int() const {
+    if (const std::int64_t* i = std::get_if<std::int64_t>(&v_)) return *i;
+    kind_mismatch(Kind::kInt, kind());
+  }
+  double as_float() const {  // ints widen
+    if (const double* d = std::get_if<double>(&v_)) return *d;
+    if (const std::int64_t* i = std::get_if<std::int64_t>(&v_)) return static_cast<double>(*i);
+    kind_mismatch(Kind::kFloat, kind());
+  }
   const std::string& as_str() const;
-  DType as_dtype() const;
-  const Shape& as_int_list() const;
+  DType as_dtype() const {
+    if (const DType* d = std::get_if<DType>(&v_)) return *d;
+    kind_mismatch(Kind::kDType, kind());
+  }
+  const Shape& as_int_list() const {
+    if (const Shape* s = std::get_if<Shape>(&v_)) return *s;
+    kind_mismatch(Kind::kIntList, kind());
+  }
   const std::vector<double>& as_float_list() const;
   const ValueTuple& as_tuple() const;
   const Tensor& as_tensor() const;
@@ -85,6 +102,8 @@ class Value {
   friend bool operator==(const Value& a, const Value& b);
 
  private:
+  [[noreturn]] static void kind_mismatch(Kind expected, Kind got);
+
   std::variant<std::monostate, bool, std::int64_t, double, std::string, DType, Shape,
                std::vector<double>, std::shared_ptr<const ValueTuple>,
                std::shared_ptr<const Tensor>>

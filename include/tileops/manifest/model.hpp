@@ -114,6 +114,20 @@ struct Stage {
   std::string name;
   std::string op;
   bool optional = false;
+  Origin origin;
+};
+
+// Where the parts of an entry that no declaration carries were written, for the diagnostics that
+// concern them; line and column stay 0 for a part the entry does not write.
+struct EntryOrigins {
+  Origin name;    // the entry's key in the file
+  Origin family;  // the family value
+  // The keys that open these sections:
+  Origin signature;
+  Origin params;  // signature.params
+  Origin inputs;  // signature.inputs
+  Origin workloads;
+  std::vector<Origin> dtype_combos;  // one per signature.dtype_combos row, in order
 };
 
 struct Entry {
@@ -133,6 +147,7 @@ struct Entry {
   std::vector<WorkloadRow> workloads;
   Roofline roofline;
   std::optional<std::vector<Stage>> composition;
+  EntryOrigins origins;
 
   const IndexDecl* find_index(std::string_view n) const noexcept;
   const ParamDecl* find_param(std::string_view n) const noexcept;

@@ -76,8 +76,8 @@ class SignatureCall {
   const TensorRecord& output(std::size_t i) const;
 
   const StageCalls& stages() const noexcept { return stages_; }
-  // A copy of this record with its stages filled (done once, before the record is published).
-  SignatureCall with_stages(StageCalls stages) const;
+  // Fills the stages of a composite call's record; done once, before the record is published.
+  void file_stages(StageCalls stages) { stages_ = std::move(stages); }
 
   const SignaturePlan& plan() const noexcept { return *plan_; }
   std::span<const Value> frame() const noexcept { return frame_; }
@@ -87,6 +87,10 @@ class SignatureCall {
   SignatureCall() = default;
 
   std::shared_ptr<const SignaturePlan> plan_;
+  // Note [Record reuse]: the construction whose frame frame_ holds (ConstructionState::id), or 0.
+  // SignaturePlan::check_into refills only the call's slots of a record from the same
+  // construction, so a recycled record costs no allocation and no copy of the params.
+  std::uint64_t construction_id_ = 0;
   std::vector<Value> frame_;
   std::vector<TensorRecord> tensors_;
   std::optional<Device> device_;

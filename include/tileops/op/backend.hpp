@@ -28,6 +28,8 @@ struct TargetCall {
   std::span<const std::optional<Tensor>> inputs;
   const Tensor* out = nullptr;
   const Stream* stream = nullptr;
+  // The op's construction-time tensors, on the call device with the call's dtypes.
+  std::span<const std::optional<Tensor>> ctor_tensors = {};
 };
 
 // A kernel a target built. `run` returns the outputs in signature order; `request_tune` may be

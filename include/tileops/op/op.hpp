@@ -54,6 +54,9 @@ struct CallArgs {
   const Tensor* out = nullptr;                    // the out buffer, when passed
   const manifest::SignatureCall& call;            // the record of the signature check
   Stream stream;
+  // The construction-time tensors, in declaration order, placed on the call device with the
+  // call's dtypes (Note [Placing construction-time tensors] in op_call.cpp).
+  std::span<const std::optional<Tensor>> ctor_tensors = {};
 
   bool has(std::size_t i) const { return i < inputs.size() && inputs[i] && inputs[i]->defined(); }
   const Tensor& input(std::size_t i) const { return *inputs[i]; }
@@ -168,6 +171,9 @@ class Op {
                     std::type_index type);
 
   CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
+  // The spare record, or a new one; and back (kept only when nobody else holds it).
+  std::shared_ptr<manifest::SignatureCall> take_record();
+  void give_back_record(std::shared_ptr<manifest::SignatureCall> record);
   // Step 4 on the current binding, which it stores in `binding` (the call then runs on that one,
   // even if another thread resets the binding meanwhile). True when this call made the selection.
   bool bind_target(const manifest::SignatureCall& call, detail::Binding*& binding);
@@ -175,6 +181,8 @@ class Op {
   // reset_binding must not swap it under the call).
   CallResult run_target(const CallArgs& args, detail::Binding& binding);
   CallResult empty_result(const CallArgs& args) const;
+  // The construction-time tensors as `call` needs them (empty when the op declares none).
+  std::vector<std::optional<Tensor>> place_ctor_tensors(const manifest::SignatureCall& call);
   // Files the calls sub-ops completed inside this call under their stages (Table 3, step 7).
   manifest::StageCalls file_by_stage(
       const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>& sub_calls) const;
@@ -199,9 +207,13 @@ class Op {
 
   // Running group.
   mutable std::mutex running_mutex_;
+  // Per construction-time tensor, its last conversion for a call (the write-back).
+  std::vector<std::optional<Tensor>> placed_ctor_tensors_;
   std::vector<std::pair<std::string, std::vector<std::pair<Identity, std::shared_ptr<Op>>>>> delegates_;
   std::unordered_map<const Op*, std::string> delegate_stages_;
-  std::shared_ptr<const manifest::SignatureCall> last_call_;
+  std::shared_ptr<manifest::SignatureCall> last_call_;
+  // A record nobody else holds any more, refilled by the next call (Note [Record reuse]).
+  std::shared_ptr<manifest::SignatureCall> spare_record_;
   std::atomic<bool> tune_requested_{false};
   std::atomic<bool> tune_warned_{false};
 };

@@ -38,7 +38,7 @@ CallResult AlibiFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::AlibiFwdInterface>(call);
   Tensor out = allocate_output(args, 0);
   kernel->forward(out);
-  return {out};
+  return ops::single_output(std::move(out));
 }
 
 void ops::register_attention_ops() { register_op_class<AlibiFwdOp>(); }

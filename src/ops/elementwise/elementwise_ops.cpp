@@ -42,11 +42,10 @@ Tensor AddFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions&
 
 CallResult AddFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::AddFwdInterface>(binary_call(args, args.input(0), args.input(1)));
-  Tensor a = ops::contiguous_input(args, 0);
-  Tensor b = ops::contiguous_input(args, 1);
+  const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(a, b, param("alpha"), out);
-  return {out};
+  kernel->forward(*a, *b, param("alpha"), out);
+  return ops::single_output(std::move(out));
 }
 
 // ---- MulFwdOp --------------------------------------------------------------------------------
@@ -68,11 +67,10 @@ Tensor MulFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions&
 
 CallResult MulFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::MulFwdInterface>(binary_call(args, args.input(0), args.input(1)));
-  Tensor a = ops::contiguous_input(args, 0);
-  Tensor b = ops::contiguous_input(args, 1);
+  const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(a, b, out);
-  return {out};
+  kernel->forward(*a, *b, out);
+  return ops::single_output(std::move(out));
 }
 
 void ops::register_elementwise_ops() {

@@ -54,11 +54,10 @@ CallResult RMSNormFwdOp::forward(const CallArgs& args) {
   call.dtype = args.input(0).dtype();
   call.has_weight = args.has(1);
   auto kernel = kernel_for<kernels::RMSNormFwdInterface>(call);
-  Tensor x = ops::contiguous_input(args, 0);
-  std::optional<Tensor> weight = ops::contiguous_optional(args, 1);
+  const ops::ContiguousInput x(args, 0), weight(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(x, ops::ptr(weight), out);
-  return {out};
+  kernel->forward(*x, weight.get(), out);
+  return ops::single_output(std::move(out));
 }
 
 // ---- LayerNormFwdOp --------------------------------------------------------------------------
@@ -93,12 +92,10 @@ CallResult LayerNormFwdOp::forward(const CallArgs& args) {
   call.has_weight = args.has(1);
   call.has_bias = args.has(2);
   auto kernel = kernel_for<kernels::LayerNormFwdInterface>(call);
-  Tensor x = ops::contiguous_input(args, 0);
-  std::optional<Tensor> weight = ops::contiguous_optional(args, 1);
-  std::optional<Tensor> bias = ops::contiguous_optional(args, 2);
+  const ops::ContiguousInput x(args, 0), weight(args, 1), bias(args, 2);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(x, ops::ptr(weight), ops::ptr(bias), out);
-  return {out};
+  kernel->forward(*x, weight.get(), bias.get(), out);
+  return ops::single_output(std::move(out));
 }
 
 // ---- FusedAddRMSNormFwdOp --------------------------------------------------------------------
@@ -131,15 +128,14 @@ CallResult FusedAddRMSNormFwdOp::forward(const CallArgs& args) {
   call.dtype = input.dtype();
   call.has_weight = true;
   auto kernel = kernel_for<kernels::FusedAddRMSNormFwdInterface>(call);
-  Tensor x = ops::contiguous_input(args, 0);
-  Tensor weight = ops::contiguous_input(args, 2);
+  const ops::ContiguousInput x(args, 0), weight(args, 2);
   // The residual is written in place, so a strided one is updated through a contiguous copy.
   Tensor residual = args.input(1);
   Tensor work = residual.is_contiguous() ? residual : residual.contiguous();
   Tensor out = allocate_output(args, 0);
-  kernel->forward(x, work, weight, out);
+  kernel->forward(*x, work, *weight, out);
   if (!residual.is_contiguous()) residual.copy_from(work);
-  return {out};
+  return ops::single_output(std::move(out));
 }
 
 void ops::register_norm_ops() {

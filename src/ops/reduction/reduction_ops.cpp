@@ -46,16 +46,16 @@ CallResult SoftmaxFwdOp::forward(const CallArgs& args) {
   }
   // Selected before the input is copied, so a call no kernel runs copies nothing.
   auto kernel = kernel_for<kernels::SoftmaxFwdInterface>(call);
-  Tensor x = ops::contiguous_input(args, 0);
+  const ops::ContiguousInput x(args, 0);
   Tensor out = allocate_output(args, 0);
   if (rank == 0) {
     // The kernels take an axis of the tensor (0 <= dim < rank): a scalar is a row of one.
     Tensor out_row = out.as_strided({1}, {1}, out.byte_offset());
-    kernel->forward(x.as_strided({1}, {1}, x.byte_offset()), 0, out_row);
+    kernel->forward(x->as_strided({1}, {1}, x->byte_offset()), 0, out_row);
   } else {
-    kernel->forward(x, dim, out);
+    kernel->forward(*x, dim, out);
   }
-  return {out};
+  return ops::single_output(std::move(out));
 }
 
 // ---- SumFwdOp --------------------------------------------------------------------------------
@@ -96,9 +96,10 @@ CallResult SumFwdOp::forward(const CallArgs& args) {
   for (std::int64_t i = 0; i < rank; ++i)
     if (reduced[static_cast<std::size_t>(i)]) call.reduced_mask |= std::uint64_t{1} << i;
   auto kernel = kernel_for<kernels::SumFwdInterface>(call);
+  const ops::ContiguousInput contiguous_x(args, 0);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(ops::contiguous_input(args, 0), reduced, out);
-  return {out};
+  kernel->forward(*contiguous_x, reduced, out);
+  return ops::single_output(std::move(out));
 }
 
 void ops::register_reduction_ops() {
