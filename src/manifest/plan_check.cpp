@@ -87,7 +87,7 @@ SignatureCall SignaturePlan::check(const ConstructionState& state,
   return call;
 }
 
-std::shared_ptr<SignatureCall> SignaturePlan::new_record() { return std::shared_ptr<SignatureCall>(new SignatureCall()); }
+std::unique_ptr<SignatureCall> SignaturePlan::new_record() { return std::unique_ptr<SignatureCall>(new SignatureCall()); }
 
 void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& state,
                                std::span<const std::optional<Tensor>> inputs, const Tensor* out) const {

@@ -8,6 +8,7 @@
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/installed_table.hpp"
+#include "op/record_pool.hpp"
 
 namespace tileops {
 namespace {
@@ -85,6 +86,7 @@ Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
   binding_ = std::make_shared<detail::Binding>(cls.interfaces());
   binding_fast_.store(binding_.get(), std::memory_order_release);
   placed_ctor_tensors_.resize(construction_.ctor_tensors.size());
+  records_ = std::make_shared<detail::RecordPool>();
   for (const StageDecl& s : cls.stages()) delegates_.emplace_back(s.name, std::vector<std::pair<Identity, std::shared_ptr<Op>>>{});
 }
 

@@ -7,6 +7,7 @@
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/call_stack.hpp"
+#include "op/record_pool.hpp"
 #include "tileops/op/op.hpp"
 
 namespace tileops {
@@ -33,31 +34,14 @@ CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOpt
   return run_call(inputs, options);
 }
 
-// Note [Record reuse]: a call's record is published as last_call and handed to the parent call's
-// stages; the record it replaces is refilled by a later call when nobody else holds it any more
-// (use_count 1 under running_mutex_, which every copy of last_call_ is taken under), so a
-// steady stream of calls allocates no record and copies no params.
-std::shared_ptr<manifest::SignatureCall> Op::take_record() {
-  {
-    std::lock_guard<std::mutex> lock(running_mutex_);
-    if (spare_record_) return std::move(spare_record_);
-  }
-  return manifest::SignaturePlan::new_record();
-}
-
-void Op::give_back_record(std::shared_ptr<manifest::SignatureCall> record) {
-  std::lock_guard<std::mutex> lock(running_mutex_);
-  if (!spare_record_ && record.use_count() == 1) spare_record_ = std::move(record);
-}
-
 CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
   detail::CallFrame frame(this);  // step 1
   bool bound_here = false;
-  std::shared_ptr<manifest::SignatureCall> record = take_record();
+  std::unique_ptr<manifest::SignatureCall> filling = records_->take();  // Note [Record reuse]
   try {
     const Tensor* out = options.out && options.out->defined() ? &*options.out : nullptr;
-    plan_->check_into(*record, construction_, inputs, out);  // step 2
-    const manifest::SignatureCall& call = *record;
+    plan_->check_into(*filling, construction_, inputs, out);  // step 2
+    const manifest::SignatureCall& call = *filling;
     const std::optional<Device> device = call.device();
     Stream stream = options.stream ? *options.stream : current_stream(device.value_or(Device::cpu()));
     const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
@@ -81,19 +65,19 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_result(call, inputs, out, result);  // step 6
 
     // Step 7: file the sub-ops' calls under their stages, pop, keep, report.
-    if (!cls_.stages().empty() || !frame.sub_calls().empty()) record->file_stages(file_by_stage(frame.sub_calls()));
-    std::shared_ptr<manifest::SignatureCall> previous;
+    if (!cls_.stages().empty() || !frame.sub_calls().empty()) filling->file_stages(file_by_stage(frame.sub_calls()));
+    std::shared_ptr<const manifest::SignatureCall> record = records_->publish(std::move(filling));
+    std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
     {
       std::lock_guard<std::mutex> lock(running_mutex_);
       previous = std::exchange(last_call_, record);
-      if (!spare_record_ && previous.use_count() == 1) spare_record_ = std::move(previous);
     }
     frame.complete(std::move(record));
     return result;
   } catch (const std::exception&) {
     // Table 6: undo the target selection this call made; last_call stays.
     if (bound_here) reset_binding();
-    give_back_record(std::move(record));
+    if (filling) records_->give_back(std::move(filling));
     throw;
   }
 }

@@ -36,7 +36,8 @@ std::string type_name(std::type_index type) {
 // type's type_info is normally one object in the process, and this look is what every kernel_for
 // takes; type_index's == compares the names' text whenever the addresses differ, which
 // Op::interface_index does next (a shared library may duplicate a type's type_info).
-int interface_by_address(const std::vector<detail::InstalledInterface>& ifaces, std::type_index interface) noexcept {
+inline int interface_by_address(const std::vector<detail::InstalledInterface>& ifaces,
+                                std::type_index interface) noexcept {
   for (std::size_t i = 0; i < ifaces.size(); ++i)
     if (ifaces[i].decl->interface_type.name() == interface.name()) return static_cast<int>(i);
   return -1;
@@ -149,7 +150,8 @@ std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, c
   return b->build_entry(*this, i, call, hash);
 }
 
-std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interface, const void* call, std::size_t hash) {
+std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interface, const void* call,
+                                                             std::size_t hash) {
   InterfaceCache& cache = *caches[interface];
   const CallSpecOps& ops = cache.by_call.ops();
   std::lock_guard<std::mutex> build_lock(build_mutex);

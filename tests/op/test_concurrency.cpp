@@ -201,7 +201,9 @@ TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
   // Hits read the call-spec table without a lock (Note [Lock-free entry table]) while writers add
   // thousands of distinct specs, each with an entry of its own, so the table grows many times
   // under the readers.
-  ToyOp op(toy_class(unique_op("HitRace")).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+  ToyOp op(toy_class(unique_op("HitRace"))
+               .interface<Scaling>("scale")
+               .kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
   constexpr int kWriters = 2;
   constexpr int kSpecsPerWriter = 1500;
   constexpr int kHot = 8;
@@ -248,7 +250,8 @@ TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
   EXPECT_GT(reader_hits.load(), 0);
   EXPECT_EQ(op.built_entries("scale").size(), static_cast<std::size_t>(kHot + kWriters * kSpecsPerWriter));
   for (int w = 0; w < kWriters; ++w)
-    for (int k = 0; k < kSpecsPerWriter; ++k) ASSERT_EQ(op.kernel_for<Scaling>(scaling(n_of(w, k))).get(), got[w][k].load());
+    for (int k = 0; k < kSpecsPerWriter; ++k)
+      ASSERT_EQ(op.kernel_for<Scaling>(scaling(n_of(w, k))).get(), got[w][k].load()) << w << " " << k;
 }
 
 }  // namespace

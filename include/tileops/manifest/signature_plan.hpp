@@ -80,7 +80,7 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   void check_into(SignatureCall& call, const ConstructionState& state, std::span<const std::optional<Tensor>> inputs,
                   const Tensor* out = nullptr) const;
   // An empty record for check_into.
-  static std::shared_ptr<SignatureCall> new_record();
+  static std::unique_ptr<SignatureCall> new_record();
 
   // Result check (reference §5.5): `results` in output order against the record of the call.
   void check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,

@@ -41,6 +41,7 @@ namespace detail {
 struct Binding;
 struct BuiltTargetKernel;
 struct InstalledTable;
+class RecordPool;
 }  // namespace detail
 
 struct CallOptions {
@@ -171,9 +172,6 @@ class Op {
                     std::type_index type);
 
   CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
-  // The spare record, or a new one; and back (kept only when nobody else holds it).
-  std::shared_ptr<manifest::SignatureCall> take_record();
-  void give_back_record(std::shared_ptr<manifest::SignatureCall> record);
   // Step 4 on the current binding, which it stores in `binding` (the call then runs on that one,
   // even if another thread resets the binding meanwhile). True when this call made the selection.
   bool bind_target(const manifest::SignatureCall& call, detail::Binding*& binding);
@@ -199,7 +197,7 @@ class Op {
   std::shared_ptr<const detail::InstalledTable> installed_;
   std::string instance_key_;
 
-  // Binding group: replaced whole by reset_binding (Note [Binding group] in op.cpp).
+  // Binding group: replaced whole by reset_binding (Note [Binding group] in src/op/binding.hpp).
   mutable std::mutex binding_mutex_;
   std::shared_ptr<detail::Binding> binding_;
   std::atomic<detail::Binding*> binding_fast_{nullptr};
@@ -211,9 +209,9 @@ class Op {
   std::vector<std::optional<Tensor>> placed_ctor_tensors_;
   std::vector<std::pair<std::string, std::vector<std::pair<Identity, std::shared_ptr<Op>>>>> delegates_;
   std::unordered_map<const Op*, std::string> delegate_stages_;
-  std::shared_ptr<manifest::SignatureCall> last_call_;
-  // A record nobody else holds any more, refilled by the next call (Note [Record reuse]).
-  std::shared_ptr<manifest::SignatureCall> spare_record_;
+  std::shared_ptr<const manifest::SignatureCall> last_call_;
+  // Records nobody holds any more, refilled by later calls (Note [Record reuse]).
+  std::shared_ptr<detail::RecordPool> records_;
   std::atomic<bool> tune_requested_{false};
   std::atomic<bool> tune_warned_{false};
 };

@@ -1,0 +1,32 @@
+// Note [Record reuse] (the op side; the plan side is in signature_call.hpp): a call's record is
+// published as last_call and may be handed to a parent call's stages and to any caller of
+// last_call(). The shared_ptr that publishes it has a deleter that returns the record to its
+// op's pool when the last holder lets go, so the next call refills it (no allocation of its
+// vectors, no copy of the params) instead of building a new one. Returning through the deleter
+// orders every holder's reads before the refill (the count's release-acquire decrement, then the
+// pool's mutex), which watching use_count() would not. The pool is shared with the deleters, so
+// a record released after its op died is simply deleted by the pool's last owner.
+#pragma once
+
+#include <memory>
+#include <mutex>
+
+#include "tileops/manifest/signature_call.hpp"
+
+namespace tileops::detail {
+
+class RecordPool : public std::enable_shared_from_this<RecordPool> {
+ public:
+  // A record to fill: the spare one, or a new one.
+  std::unique_ptr<manifest::SignatureCall> take();
+  // Shares `record`; it comes back to this pool when its last holder lets go.
+  std::shared_ptr<manifest::SignatureCall> publish(std::unique_ptr<manifest::SignatureCall> record);
+  // Keeps `record` as the spare when there is none, else deletes it.
+  void give_back(std::unique_ptr<manifest::SignatureCall> record) noexcept;
+
+ private:
+  std::mutex mutex_;
+  std::unique_ptr<manifest::SignatureCall> spare_;
+};
+
+}  // namespace tileops::detail
