@@ -9,6 +9,7 @@
 
 #include "kernels/norm/cpu/norm_cpu.hpp"
 #include "cpu_numerics.hpp"
+#include "norm_oracles.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops::test_cpu {
@@ -20,41 +21,8 @@ namespace k = kernels::cpu;
 // tail after the blocked kernel's lanes.
 const std::int64_t kSizes[] = {1, 3, 7, 33, 1000, 4097};
 
-// Oracle: y = x / sqrt(mean(x^2) + eps) [* w], row by row in double.
-std::vector<double> rms_norm_oracle(const std::vector<double>& x, const std::vector<double>* w,
-                                    double eps, std::int64_t n) {
-  std::vector<double> y(x.size());
-  for (std::size_t r = 0; r * n < x.size(); ++r) {
-    double sum_sq = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum_sq += x[r * n + i] * x[r * n + i];
-    const double scale = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps);
-    for (std::int64_t i = 0; i < n; ++i) {
-      y[r * n + i] = x[r * n + i] * scale * (w != nullptr ? (*w)[i] : 1.0);
-    }
-  }
-  return y;
-}
-
-std::vector<double> layer_norm_oracle(const std::vector<double>& x, const std::vector<double>* w,
-                                      const std::vector<double>* b, double eps, std::int64_t n) {
-  std::vector<double> y(x.size());
-  for (std::size_t r = 0; r * n < x.size(); ++r) {
-    double mean = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) mean += x[r * n + i];
-    mean /= static_cast<double>(n);
-    double var = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) var += (x[r * n + i] - mean) * (x[r * n + i] - mean);
-    var /= static_cast<double>(n);
-    const double rstd = 1.0 / std::sqrt(var + eps);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double v = (x[r * n + i] - mean) * rstd;
-      if (w != nullptr) v *= (*w)[i];
-      if (b != nullptr) v += (*b)[i];
-      y[r * n + i] = v;
-    }
-  }
-  return y;
-}
+using test_oracles::layer_norm_oracle;
+using test_oracles::rms_norm_oracle;
 
 using RmsNormKernel =
     std::function<void(const Tensor&, const Tensor*, double, std::int64_t, Tensor&)>;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/norm/interface.hpp"
+#include "norm_oracles.hpp"
 #include "ops_testing.hpp"
 #include "tileops/op/registry.hpp"
 #include "tileops/ops/norm.hpp"
@@ -21,39 +22,8 @@ namespace {
 
 constexpr double kFloat32Eps = 1.1920928955078125e-07;  // 2^-23: eps = None (docs/manifest.md §4.1)
 
-// y = x / sqrt(mean(x^2) + eps) [* w], rows of n.
-std::vector<double> rms_norm_oracle(const std::vector<double>& x, const std::vector<double>* w, double eps,
-                                    std::int64_t n) {
-  std::vector<double> y(x.size());
-  for (std::size_t r = 0; r * n < x.size(); ++r) {
-    double sum_sq = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) sum_sq += x[r * n + i] * x[r * n + i];
-    const double scale = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps);
-    for (std::int64_t i = 0; i < n; ++i) y[r * n + i] = x[r * n + i] * scale * (w ? (*w)[i] : 1.0);
-  }
-  return y;
-}
-
-// y = (x - mean) / sqrt(var + eps) [* w] [+ b], biased variance, rows of n.
-std::vector<double> layer_norm_oracle(const std::vector<double>& x, const std::vector<double>* w,
-                                      const std::vector<double>* b, double eps, std::int64_t n) {
-  std::vector<double> y(x.size());
-  for (std::size_t r = 0; r * n < x.size(); ++r) {
-    double mean = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) mean += x[r * n + i];
-    mean /= static_cast<double>(n);
-    double var = 0.0;
-    for (std::int64_t i = 0; i < n; ++i) var += (x[r * n + i] - mean) * (x[r * n + i] - mean);
-    var /= static_cast<double>(n);
-    for (std::int64_t i = 0; i < n; ++i) {
-      double v = (x[r * n + i] - mean) / std::sqrt(var + eps);
-      if (w) v *= (*w)[i];
-      if (b) v += (*b)[i];
-      y[r * n + i] = v;
-    }
-  }
-  return y;
-}
+using test_oracles::layer_norm_oracle;
+using test_oracles::rms_norm_oracle;
 
 // Rounds each value to `dtype` (round to nearest even), as storing it in a T tensor does.
 std::vector<double> round_to(DType dtype, const std::vector<double>& values) {
