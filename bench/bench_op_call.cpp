@@ -16,7 +16,8 @@ namespace {
 
 using namespace tileops;
 
-class NoopRMSNormKernel final : public kernels::CpuKernel<NoopRMSNormKernel, kernels::RMSNormFwdInterface> {
+class NoopRMSNormKernel final
+    : public kernels::CpuKernel<NoopRMSNormKernel, kernels::RMSNormFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   void forward(const Tensor&, const Tensor*, Tensor&) override {}
@@ -25,7 +26,8 @@ class NoopRMSNormKernel final : public kernels::CpuKernel<NoopRMSNormKernel, ker
 // Registers the no-op implementation once and forces it for every RMSNormFwdOp built afterwards.
 void force_noop_kernel() {
   static const bool registered = [] {
-    register_kernel_type("RMSNormFwdOp", KernelType::of<NoopRMSNormKernel>("rms_norm_noop", "NoopRMSNormKernel"));
+    register_kernel_type("RMSNormFwdOp",
+                         KernelType::of<NoopRMSNormKernel>("rms_norm_noop", "NoopRMSNormKernel"));
     setenv("TILEOPS_FORCE", "rms_norm_noop", 1);
     return true;
   }();

@@ -1,6 +1,7 @@
 // Host time of the signature plan's call check: RMSNormFwdOp on a rank-2 input (issue target:
 // median <= 300 ns on the 2-core dev machine). Run: build/cpu/bench/tileops_host_bench
-// --benchmark_filter=SignatureCheck --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
+// --benchmark_filter=SignatureCheck --benchmark_repetitions=10
+// --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include "tileops/manifest/manifest.hpp"
@@ -27,8 +28,9 @@ struct RmsNormCase {
       if (e->name == "RMSNormFwdOp") plan = SignaturePlan::build(e);
     state = plan->construct(ParamMap{{"normalized_shape", tileops::Value(Shape{4096})}});
     inputs.emplace_back(Tensor::empty(Shape{2048, 4096}, DType::kBFloat16));
-    inputs.emplace_back(with_weight ? std::optional<Tensor>(Tensor::empty(Shape{4096}, DType::kBFloat16))
-                                    : std::nullopt);
+    inputs.emplace_back(with_weight
+                            ? std::optional<Tensor>(Tensor::empty(Shape{4096}, DType::kBFloat16))
+                            : std::nullopt);
     if (with_out) out = Tensor::empty(Shape{2048, 4096}, DType::kBFloat16);
   }
 };
@@ -41,7 +43,11 @@ void BM_SignatureCheck_RMSNorm(benchmark::State& st) {
     benchmark::DoNotOptimize(call);
   }
 }
-BENCHMARK(BM_SignatureCheck_RMSNorm)->ArgNames({"weight", "out"})->Args({0, 0})->Args({1, 0})->Args({1, 1});
+BENCHMARK(BM_SignatureCheck_RMSNorm)
+    ->ArgNames({"weight", "out"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({1, 1});
 
 // The same check into a reused record, as Op::run_call makes it (Note [Record reuse]).
 void BM_SignatureCheckInto_RMSNorm(benchmark::State& st) {
@@ -53,6 +59,10 @@ void BM_SignatureCheckInto_RMSNorm(benchmark::State& st) {
     benchmark::DoNotOptimize(record->empty_write());
   }
 }
-BENCHMARK(BM_SignatureCheckInto_RMSNorm)->ArgNames({"weight", "out"})->Args({0, 0})->Args({1, 0})->Args({1, 1});
+BENCHMARK(BM_SignatureCheckInto_RMSNorm)
+    ->ArgNames({"weight", "out"})
+    ->Args({0, 0})
+    ->Args({1, 0})
+    ->Args({1, 1});
 
 }  // namespace

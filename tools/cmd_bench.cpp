@@ -33,13 +33,16 @@ Ceiling measure_cpu_ceiling() {
   for (int i = 0; i < 4; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     std::memcpy(i % 2 ? a.data() : b.data(), i % 2 ? b.data() : a.data(), n);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  return {2.0 * static_cast<double>(n) / best, 0.0, "measured memcpy (read + write), FLOP ceiling unknown"};
+  return {2.0 * static_cast<double>(n) / best, 0.0,
+          "measured memcpy (read + write), FLOP ceiling unknown"};
 }
 
 Ceiling ceiling_of(Device device) {
-  if (device.is_cuda()) return {4.25e12, 783e12, "H200: 4.25 TB/s copy, 783 TFLOP/s bf16 (PERFORMANCE.md)"};
+  if (device.is_cuda())
+    return {4.25e12, 783e12, "H200: 4.25 TB/s copy, 783 TFLOP/s bf16 (PERFORMANCE.md)"};
   return measure_cpu_ceiling();
 }
 
@@ -47,7 +50,8 @@ Ceiling ceiling_of(Device device) {
 // stream here (and would time with events; Note [CLI device choice]).
 void synchronize(Device device) {
   if (!device.is_cpu())
-    throw OpNotAvailableError(fmt::format("bench: timing on {} is not available in this build", device.str()));
+    throw OpNotAvailableError(
+        fmt::format("bench: timing on {} is not available in this build", device.str()));
 }
 
 struct Row {
@@ -62,14 +66,26 @@ std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += static_cast<char>(c);
     }
   }
   return out + "\"";
@@ -82,12 +98,15 @@ std::string to_json(const std::vector<Row>& rows, const Ceiling& ceiling) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
     out += fmt::format(
-        "{}\n  {{\"op\": {}, \"workload\": {}, \"case\": {}, \"device\": {}, \"status\": {}, \"note\": {}, "
-        "\"repeat\": {}, \"time_s\": {}, \"flops\": {}, \"bytes\": {}, \"gb_per_s\": {}, \"tflop_per_s\": {}, "
+        "{}\n  {{\"op\": {}, \"workload\": {}, \"case\": {}, \"device\": {}, \"status\": {}, "
+        "\"note\": {}, "
+        "\"repeat\": {}, \"time_s\": {}, \"flops\": {}, \"bytes\": {}, \"gb_per_s\": {}, "
+        "\"tflop_per_s\": {}, "
         "\"fraction_of_ceiling\": {}, \"ceiling_bytes_per_s\": {}, \"ceiling_flop_per_s\": {}}}",
-        i ? "," : "", json_string(r.op), json_string(r.workload), json_string(r.case_id), json_string(r.device),
-        json_string(r.status), json_string(r.note), r.repeat, json_number(r.seconds), r.flops, r.bytes,
-        json_number(r.gbps), json_number(r.tflops), json_number(r.fraction), json_number(ceiling.bytes_per_s),
+        i ? "," : "", json_string(r.op), json_string(r.workload), json_string(r.case_id),
+        json_string(r.device), json_string(r.status), json_string(r.note), r.repeat,
+        json_number(r.seconds), r.flops, r.bytes, json_number(r.gbps), json_number(r.tflops),
+        json_number(r.fraction), json_number(ceiling.bytes_per_s),
         ceiling.flops_per_s > 0 ? json_number(ceiling.flops_per_s) : "null");
   }
   return out + "\n]\n";
@@ -120,8 +139,9 @@ Row bench_case(const std::string& op_name, ScaledCase& sc, Device device, const 
   row.bytes = roof.bytes;
   row.gbps = static_cast<double>(roof.bytes) / row.seconds / 1e9;
   row.tflops = static_cast<double>(roof.flops) / row.seconds / 1e12;
-  const double bound = std::max(ceiling.bytes_per_s > 0 ? static_cast<double>(roof.bytes) / ceiling.bytes_per_s : 0.0,
-                                ceiling.flops_per_s > 0 ? static_cast<double>(roof.flops) / ceiling.flops_per_s : 0.0);
+  const double bound = std::max(
+      ceiling.bytes_per_s > 0 ? static_cast<double>(roof.bytes) / ceiling.bytes_per_s : 0.0,
+      ceiling.flops_per_s > 0 ? static_cast<double>(roof.flops) / ceiling.flops_per_s : 0.0);
   row.fraction = bound / row.seconds;
   return row;
 }
@@ -150,17 +170,19 @@ int run_bench(const BenchOptions& options) {
     }
     auto plan = plan_of(entry);
     for (const auto& w : entry->workloads)
-      for (ScaledCase& sc : scaled_cases(*plan, w, options.max_elems)) pending.push_back({name, std::move(sc)});
+      for (ScaledCase& sc : scaled_cases(*plan, w, options.max_elems))
+        pending.push_back({name, std::move(sc)});
   }
 
   const Device device = choose_device();
   const Ceiling ceiling = ceiling_of(device);
-  fmt::print(stderr, "bench on {}: ceiling {:.1f} GB/s{} ({})\n", device.str(), ceiling.bytes_per_s / 1e9,
-             ceiling.flops_per_s > 0 ? fmt::format(", {:.0f} TFLOP/s", ceiling.flops_per_s / 1e12) : "",
-             ceiling.source);
+  fmt::print(
+      stderr, "bench on {}: ceiling {:.1f} GB/s{} ({})\n", device.str(), ceiling.bytes_per_s / 1e9,
+      ceiling.flops_per_s > 0 ? fmt::format(", {:.0f} TFLOP/s", ceiling.flops_per_s / 1e12) : "",
+      ceiling.source);
   if (!options.json)
-    fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", "op", "case", "time (us)", "GB/s", "TFLOP/s",
-               "ceiling", "note");
+    fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", "op", "case", "time (us)", "GB/s",
+               "TFLOP/s", "ceiling", "note");
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Pending& p = pending[i];
     fmt::print(stderr, "[{}/{}] {} {}{}\n", i + 1, pending.size(), p.op, p.sc.wcase.id,
@@ -173,15 +195,17 @@ int run_bench(const BenchOptions& options) {
     }
     if (!options.json) {
       if (r.status == "ok")
-        fmt::print("{:<22} {:<34} {:>11.1f} {:>9.2f} {:>9.4f} {:>7.1f}%  {}\n", r.op, r.case_id, r.seconds * 1e6,
-                   r.gbps, r.tflops, 100.0 * r.fraction, r.note);
+        fmt::print("{:<22} {:<34} {:>11.1f} {:>9.2f} {:>9.4f} {:>7.1f}%  {}\n", r.op, r.case_id,
+                   r.seconds * 1e6, r.gbps, r.tflops, 100.0 * r.fraction, r.note);
       else
-        fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", r.op, r.case_id, r.status, "-", "-", "-", r.note);
+        fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", r.op, r.case_id, r.status, "-",
+                   "-", "-", r.note);
     }
     rows.push_back(std::move(r));
   }
   if (options.json) fmt::print("{}", to_json(rows, ceiling));
-  const bool errors = std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "error"; });
+  const bool errors =
+      std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "error"; });
   return errors ? 1 : 0;
 }
 

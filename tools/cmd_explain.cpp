@@ -71,8 +71,10 @@ void print_selection(const std::string& line) {
   const std::string where = line.substr(prefix.size(), head_end - prefix.size());
   const std::string winner = line.substr(head_end + 2, for_at - head_end - 2);
   const std::size_t refused_at = line.find("; refused: ", for_at);
-  const std::string call = line.substr(for_at + 5, refused_at == std::string::npos ? std::string::npos : refused_at - for_at - 5);
-  const std::string refused = refused_at == std::string::npos ? std::string() : line.substr(refused_at + 11);
+  const std::string call = line.substr(
+      for_at + 5, refused_at == std::string::npos ? std::string::npos : refused_at - for_at - 5);
+  const std::string refused =
+      refused_at == std::string::npos ? std::string() : line.substr(refused_at + 11);
   fmt::print("  {}\n    call:   {}\n", where, call);
   const std::size_t dot = where.find('.');
   const OpClass* cls = class_named(where.substr(0, dot));
@@ -88,22 +90,29 @@ void print_selection(const std::string& line) {
       listed = true;
       const std::string tag = t.key + " (";
       const std::size_t at = refused.find(tag);
-      if (t.key == winner) fmt::print("    {:<28} serves: selected\n", t.key);
+      if (t.key == winner)
+        fmt::print("    {:<28} serves: selected\n", t.key);
       else if (at != std::string::npos) {
         const std::size_t end = refused.find("; ", at);
-        const std::string reason = refused.substr(at + tag.size(), (end == std::string::npos ? refused.size() : end) - at - tag.size());
-        fmt::print("    {:<28} refuses: {}\n", t.key, reason.empty() || reason.back() != ')' ? reason : reason.substr(0, reason.size() - 1));
-      } else fmt::print("    {:<28} serves, but {} is preferred\n", t.key, winner);
+        const std::string reason = refused.substr(
+            at + tag.size(), (end == std::string::npos ? refused.size() : end) - at - tag.size());
+        fmt::print(
+            "    {:<28} refuses: {}\n", t.key,
+            reason.empty() || reason.back() != ')' ? reason : reason.substr(0, reason.size() - 1));
+      } else
+        fmt::print("    {:<28} serves, but {} is preferred\n", t.key, winner);
     }
-  if (!listed) fmt::print("    selected: {}\n    refused:  {}\n", winner, refused.empty() ? "-" : refused);
+  if (!listed)
+    fmt::print("    selected: {}\n    refused:  {}\n", winner, refused.empty() ? "-" : refused);
 }
 
 void print_built(const Op& op, int depth) {
   for (const auto& i : op.op_class().interfaces()) {
     std::vector<std::string> keys;
     for (const BuiltEntry& b : op.built_entries(i.name)) keys.push_back(b.key);
-    fmt::print("{:>{}}{}.{}: {}\n", "", 2 * depth + 2, op.name(), i.name,
-               keys.empty() ? std::string("(nothing built)") : fmt::format("{}", fmt::join(keys, ", ")));
+    fmt::print(
+        "{:>{}}{}.{}: {}\n", "", 2 * depth + 2, op.name(), i.name,
+        keys.empty() ? std::string("(nothing built)") : fmt::format("{}", fmt::join(keys, ", ")));
   }
   for (const auto& sub : op.held_delegates()) print_built(*sub, depth + 1);
 }
@@ -115,7 +124,8 @@ int run_explain(const CaseOptions& options) {
   auto plan = plan_of(entry);
   register_builtin_ops();
   if (!find_op_class(entry->name)) {
-    fmt::print("{}: no op class is registered (status {}); nothing to explain\n", entry->name, entry->status);
+    fmt::print("{}: no op class is registered (status {}); nothing to explain\n", entry->name,
+               entry->status);
     return 1;
   }
   ScaledCase sc = pick_case(*plan, options.workload, options.dtype, options.max_elems);
@@ -124,7 +134,8 @@ int run_explain(const CaseOptions& options) {
   fmt::print("{}: workload case {} on {}\n", entry->name, sc.wcase.id, device.str());
   if (!sc.scale_note.empty()) fmt::print("  {}\n", sc.scale_note);
   if (retarget) fmt::print("  {}\n", *retarget);
-  if (const char* force = std::getenv("TILEOPS_FORCE")) fmt::print("  TILEOPS_FORCE={} is set\n", force);
+  if (const char* force = std::getenv("TILEOPS_FORCE"))
+    fmt::print("  TILEOPS_FORCE={} is set\n", force);
 
   std::shared_ptr<Op> op = make_op(entry->name, sc.wcase.params);
   std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);

@@ -32,7 +32,8 @@ int run_list() {
   const auto& m = manifest::Manifest::builtin();
   std::size_t width = 2;
   for (const auto& e : m.entries()) width = std::max(width, e->name.size());
-  fmt::print("{:<{}}  {:<12}  {:<11}  {:<9}  {}\n", "op", width, "family", "status", "devices", "implementations");
+  fmt::print("{:<{}}  {:<12}  {:<11}  {:<9}  {}\n", "op", width, "family", "status", "devices",
+             "implementations");
   for (const auto& e : m.entries()) {
     std::string devices = "-";
     std::string impls = "-";
@@ -45,7 +46,8 @@ int run_list() {
       for (const StageDecl& s : reg->cls->stages()) keys.push_back(s.name + ":" + s.op_name);
       if (!keys.empty()) impls = fmt::format("{}", fmt::join(keys, ", "));
     }
-    fmt::print("{:<{}}  {:<12}  {:<11}  {:<9}  {}\n", e->name, width, e->family, e->status, devices, impls);
+    fmt::print("{:<{}}  {:<12}  {:<11}  {:<9}  {}\n", e->name, width, e->family, e->status, devices,
+               impls);
   }
   return 0;
 }

@@ -17,31 +17,37 @@ int run_run(const CaseOptions& options) {
   auto plan = plan_of(entry);
   register_builtin_ops();
   if (!find_op_class(entry->name)) {
-    fmt::print("{}: no op class is registered (status {}); nothing to run\n", entry->name, entry->status);
+    fmt::print("{}: no op class is registered (status {}); nothing to run\n", entry->name,
+               entry->status);
     return 1;
   }
   ScaledCase sc = pick_case(*plan, options.workload, options.dtype, options.max_elems);
   const Device device = choose_device();
   std::optional<std::string> retarget = retarget_device_param(sc.wcase, device);
-  fmt::print("{}: workload case {} on {}, seed {}\n", entry->name, sc.wcase.id, device.str(), options.seed);
+  fmt::print("{}: workload case {} on {}, seed {}\n", entry->name, sc.wcase.id, device.str(),
+             options.seed);
   if (!sc.scale_note.empty()) fmt::print("  {}\n", sc.scale_note);
   if (retarget) fmt::print("  {}\n", *retarget);
   for (std::size_t i = 0; i < sc.wcase.inputs.size(); ++i)
     if (const auto& spec = sc.wcase.inputs[i])
-      fmt::print("  input {}: {} {}\n", entry->inputs[i].name, dtype_name(spec->dtype), spec->shape.str());
+      fmt::print("  input {}: {} {}\n", entry->inputs[i].name, dtype_name(spec->dtype),
+                 spec->shape.str());
 
   std::shared_ptr<Op> op = make_op(entry->name, sc.wcase.params);
   std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);
   // The reference reads the inputs as they were before the call (the call may write some).
   std::vector<std::optional<HostTensor>> before;
-  for (const auto& t : inputs) before.push_back(t ? std::optional<HostTensor>(to_host(*t)) : std::nullopt);
+  for (const auto& t : inputs)
+    before.push_back(t ? std::optional<HostTensor>(to_host(*t)) : std::nullopt);
   CallResult result = op->call(inputs);
-  fmt::print("  ran: {} outputs, roofline {} FLOPs, {} bytes\n", result.size(), op->eval_roofline().flops,
-             op->eval_roofline().bytes);
+  fmt::print("  ran: {} outputs, roofline {} FLOPs, {} bytes\n", result.size(),
+             op->eval_roofline().flops, op->eval_roofline().bytes);
 
-  std::optional<std::vector<Expected>> expected = reference_outputs(entry->name, op->params(), before);
+  std::optional<std::vector<Expected>> expected =
+      reference_outputs(entry->name, op->params(), before);
   if (!expected) {
-    fmt::print("no float64 reference in the tool for {}; the call ran but is unchecked\n", entry->name);
+    fmt::print("no float64 reference in the tool for {}; the call ran but is unchecked\n",
+               entry->name);
     return 0;
   }
   bool pass = true;
@@ -74,11 +80,14 @@ int run_run(const CaseOptions& options) {
         }
       }
     }
-    fmt::print("  {:<10} {} {}: max abs err {:.3e}, max rel err {:.3e} (rtol {:.3e}, atol {:.1e}): {}\n", e.name,
-               dtype_name(actual.dtype), actual.shape.str(), max_abs, max_rel, rtol, atol, bad ? "FAIL" : "PASS");
+    fmt::print(
+        "  {:<10} {} {}: max abs err {:.3e}, max rel err {:.3e} (rtol {:.3e}, atol {:.1e}): {}\n",
+        e.name, dtype_name(actual.dtype), actual.shape.str(), max_abs, max_rel, rtol, atol,
+        bad ? "FAIL" : "PASS");
     if (bad) {
-      fmt::print("    {} of {} elements out of tolerance; worst at flat index {}: got {}, want {}\n", bad,
-                 e.values.size(), worst, actual.values[worst], e.values[worst]);
+      fmt::print(
+          "    {} of {} elements out of tolerance; worst at flat index {}: got {}, want {}\n", bad,
+          e.values.size(), worst, actual.values[worst], e.values[worst]);
       pass = false;
     }
   }

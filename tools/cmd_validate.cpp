@@ -15,8 +15,10 @@ int run_validate(const std::vector<std::string>& files) {
     return 1;
   }
   std::size_t ops = files.empty() ? manifest::Manifest::builtin().entries().size() : 0;
-  if (files.empty()) fmt::print("manifest valid: {} ops\n", ops);
-  else fmt::print("manifest valid: {} file(s)\n", files.size());
+  if (files.empty())
+    fmt::print("manifest valid: {} ops\n", ops);
+  else
+    fmt::print("manifest valid: {} file(s)\n", files.size());
   return 0;
 }
 

@@ -22,8 +22,8 @@ std::vector<DeviceType> devices_of(const OpClass& cls);
 
 struct DescribeOptions {
   std::vector<std::string> ops;
-  bool all = false;                               // every manifest op
-  bool write_docs = false;                        // write <docs_dir>/<Op>.md instead of printing
+  bool all = false;         // every manifest op
+  bool write_docs = false;  // write <docs_dir>/<Op>.md instead of printing
   std::string docs_dir = "docs/ops";
   std::string semantics_file = "docs/manifest.md";  // where the per-op semantics lines come from
 };

@@ -10,7 +10,8 @@ void add_case_options(CLI::App* cmd, tileops::cli::CaseOptions& o) {
   cmd->add_option("op", o.op, "op name, e.g. RMSNormFwdOp")->required();
   cmd->add_option("--workload", o.workload, "workload label (default: the first row)");
   cmd->add_option("--dtype", o.dtype, "dtype of the case (default: the row's first dtype case)");
-  cmd->add_option("--max-elems", o.max_elems, "largest tensor size; bigger cases are scaled down (0: no scaling)");
+  cmd->add_option("--max-elems", o.max_elems,
+                  "largest tensor size; bigger cases are scaled down (0: no scaling)");
 }
 
 }  // namespace
@@ -21,35 +22,45 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   std::vector<std::string> files;
-  CLI::App* validate = app.add_subcommand("validate", "Check the manifest (the embedded one, or the given files)");
-  validate->add_option("files", files, "family YAML files to validate instead of the embedded manifest");
+  CLI::App* validate =
+      app.add_subcommand("validate", "Check the manifest (the embedded one, or the given files)");
+  validate->add_option("files", files,
+                       "family YAML files to validate instead of the embedded manifest");
 
-  CLI::App* list = app.add_subcommand("list", "List the ops of the manifest with the devices they run on");
+  CLI::App* list =
+      app.add_subcommand("list", "List the ops of the manifest with the devices they run on");
 
   cli::DescribeOptions describe_options;
-  CLI::App* describe = app.add_subcommand("describe", "Signature, dtypes, roofline, effect branches, implementations");
+  CLI::App* describe = app.add_subcommand(
+      "describe", "Signature, dtypes, roofline, effect branches, implementations");
   describe->add_option("ops", describe_options.ops, "op names");
   describe->add_flag("--all", describe_options.all, "every op of the manifest");
-  describe->add_flag("--write-docs", describe_options.write_docs, "write the reference pages instead of printing");
-  describe->add_option("--docs-dir", describe_options.docs_dir, "where --write-docs writes <Op>.md (default docs/ops)");
+  describe->add_flag("--write-docs", describe_options.write_docs,
+                     "write the reference pages instead of printing");
+  describe->add_option("--docs-dir", describe_options.docs_dir,
+                       "where --write-docs writes <Op>.md (default docs/ops)");
   describe->add_option("--semantics", describe_options.semantics_file,
                        "the entry-semantics document to quote (default docs/manifest.md)");
 
   cli::CaseOptions explain_options;
-  CLI::App* explain = app.add_subcommand("explain", "Why each implementation serves or refuses a workload call");
+  CLI::App* explain =
+      app.add_subcommand("explain", "Why each implementation serves or refuses a workload call");
   add_case_options(explain, explain_options);
 
   cli::CaseOptions run_options;
   run_options.max_elems = cli::kDefaultMaxElems;
-  CLI::App* run = app.add_subcommand("run", "One call on random inputs, checked against a float64 reference");
+  CLI::App* run =
+      app.add_subcommand("run", "One call on random inputs, checked against a float64 reference");
   add_case_options(run, run_options);
   run->add_option("--seed", run_options.seed, "random seed (default 0)");
 
   cli::BenchOptions bench_options;
-  CLI::App* bench = app.add_subcommand("bench", "Time the manifest's workloads on the best device present");
+  CLI::App* bench =
+      app.add_subcommand("bench", "Time the manifest's workloads on the best device present");
   bench->add_option("ops", bench_options.ops, "op names (default: every implemented op)");
   bench->add_flag("--json", bench_options.json, "print one JSON array on stdout");
-  bench->add_option("--max-elems", bench_options.max_elems, "largest tensor size; bigger cases are scaled down");
+  bench->add_option("--max-elems", bench_options.max_elems,
+                    "largest tensor size; bigger cases are scaled down");
   bench->add_option("--repeat", bench_options.repeat, "timed calls per case (median reported)");
   bench->add_option("--warmup", bench_options.warmup, "untimed calls before timing");
   bench->add_option("--seed", bench_options.seed, "random seed (default 0)");

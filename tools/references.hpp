@@ -18,14 +18,16 @@ struct Expected {
   std::string name;
   std::vector<double> values;
   // Per element, the magnitude the tolerance scales with: |value| for a well-conditioned result,
-  // larger where the exact result cancels (a sum's sum of |terms|, a centered value's |x| + |mean|).
+  // larger where the exact result cancels (a sum's sum of |terms|, a centered value's |x| +
+  // |mean|).
   std::vector<double> scale;
 };
 
 // The reference of `op` for these construction params and inputs (signature order, nullopt for
 // an omitted optional input); nullopt when the tool has no reference for the op.
-std::optional<std::vector<Expected>> reference_outputs(std::string_view op, const ParamMap& params,
-                                                       const std::vector<std::optional<HostTensor>>& inputs);
+std::optional<std::vector<Expected>> reference_outputs(
+    std::string_view op, const ParamMap& params,
+    const std::vector<std::optional<HostTensor>>& inputs);
 
 // The CPU tolerance policy (relative): float32 1e-5, float16 2^-10, bfloat16 2^-7; integers exact.
 double relative_tolerance(DType dtype);

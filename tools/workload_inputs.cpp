@@ -18,13 +18,15 @@ using manifest::WorkloadRow;
 
 // Elements of the largest tensor of any case of the row: inputs from the instantiation, outputs
 // from a call check on meta tensors (the plan's own shape inference).
-std::int64_t largest_elems(const manifest::SignaturePlan& plan, const std::vector<WorkloadCase>& cases) {
+std::int64_t largest_elems(const manifest::SignaturePlan& plan,
+                           const std::vector<WorkloadCase>& cases) {
   std::int64_t largest = 0;
   for (const WorkloadCase& c : cases) {
     std::vector<std::optional<Tensor>> metas;
     for (const auto& spec : c.inputs) {
       if (spec) largest = std::max(largest, spec->shape.numel());
-      metas.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype)) : std::nullopt);
+      metas.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype))
+                           : std::nullopt);
     }
     try {
       manifest::ConstructionState state = plan.construct(c.params);
@@ -56,7 +58,8 @@ std::vector<std::string> axis_params(const manifest::Entry& entry) {
 }
 
 // One shrinking step towards `max_elems`; false when nothing is left to shrink.
-bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t size, std::int64_t max_elems) {
+bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t size,
+                 std::int64_t max_elems) {
   // Shape indices of the largest rank shrink together, axis by axis from the leading one, so that
   // shapes that must agree (a + b of one shape) keep agreeing and broadcast partners stay valid.
   std::size_t rank = 0;
@@ -65,7 +68,8 @@ bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t si
   for (std::size_t a = 0; a < rank; ++a) {
     std::int64_t longest = 0;
     for (const auto& [name, v] : row.indices)
-      if (v.is_int_list() && v.as_int_list().size() == rank) longest = std::max(longest, v.as_int_list()[a]);
+      if (v.is_int_list() && v.as_int_list().size() == rank)
+        longest = std::max(longest, v.as_int_list()[a]);
     if (longest <= 1) continue;
     // A lower-rank index broadcast against this axis (shapes align on the right) pins it.
     bool pinned = false;
@@ -74,8 +78,8 @@ bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t si
         pinned = pinned || v.as_int_list()[a - (rank - v.as_int_list().size())] != 1;
     if (pinned) continue;
     const double ratio = static_cast<double>(max_elems) / static_cast<double>(size);
-    const std::int64_t target = std::clamp<std::int64_t>(static_cast<std::int64_t>(static_cast<double>(longest) * ratio),
-                                                         1, longest - 1);
+    const std::int64_t target = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(static_cast<double>(longest) * ratio), 1, longest - 1);
     for (auto& [name, v] : row.indices) {
       if (!v.is_int_list() || v.as_int_list().size() != rank) continue;
       Shape s = v.as_int_list();
@@ -91,8 +95,8 @@ bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t si
   for (auto& [name, v] : row.indices)
     if (v.is_int() && v.as_int() > 1 && (!longest || v.as_int() > longest->as_int())) longest = &v;
   for (const auto& [name, v] : row.params)
-    if (std::find(params.begin(), params.end(), name) != params.end() && v.is_int() && v.as_int() > 1 &&
-        (!longest || v.as_int() > longest->as_int()) &&
+    if (std::find(params.begin(), params.end(), name) != params.end() && v.is_int() &&
+        v.as_int() > 1 && (!longest || v.as_int() > longest->as_int()) &&
         (param_name.empty() || v.as_int() > row.params.at(param_name).as_int()))
       param_name = name;
   if (!param_name.empty()) {
@@ -106,7 +110,8 @@ bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t si
   return false;
 }
 
-std::string scale_note(const WorkloadRow& from, const WorkloadRow& to, std::int64_t before, std::int64_t after) {
+std::string scale_note(const WorkloadRow& from, const WorkloadRow& to, std::int64_t before,
+                       std::int64_t after) {
   std::string changes;
   for (std::size_t i = 0; i < from.indices.size(); ++i)
     if (!(from.indices[i].second == to.indices[i].second))
@@ -114,7 +119,8 @@ std::string scale_note(const WorkloadRow& from, const WorkloadRow& to, std::int6
                              from.indices[i].second.repr(), to.indices[i].second.repr());
   for (const auto& [name, v] : from.params)
     if (!(v == to.params.at(name)))
-      changes += fmt::format("{}{} {} -> {}", changes.empty() ? "" : ", ", name, v.repr(), to.params.at(name).repr());
+      changes += fmt::format("{}{} {} -> {}", changes.empty() ? "" : ", ", name, v.repr(),
+                             to.params.at(name).repr());
   return fmt::format("scaled from {} to {} elements per tensor: {}", before, after, changes);
 }
 
@@ -134,10 +140,12 @@ std::vector<std::string> split(const std::string& text, char sep) {
 std::shared_ptr<const manifest::Entry> entry_of(std::string_view op) {
   for (const auto& e : manifest::Manifest::builtin().entries())
     if (e->name == op) return e;
-  throw CheckError(fmt::format("{}: no manifest entry of this name (tileops list shows the ops)", op));
+  throw CheckError(
+      fmt::format("{}: no manifest entry of this name (tileops list shows the ops)", op));
 }
 
-std::shared_ptr<const manifest::SignaturePlan> plan_of(const std::shared_ptr<const manifest::Entry>& entry) {
+std::shared_ptr<const manifest::SignaturePlan> plan_of(
+    const std::shared_ptr<const manifest::Entry>& entry) {
   register_builtin_ops();
   if (const RegisteredOp* reg = find_op_class(entry->name)) return reg->cls->plan();
   return manifest::SignaturePlan::build(entry);
@@ -163,8 +171,8 @@ std::vector<ScaledCase> scaled_cases(const manifest::SignaturePlan& plan, const 
   return out;
 }
 
-ScaledCase pick_case(const manifest::SignaturePlan& plan, const std::string& label, const std::string& dtype,
-                     std::int64_t max_elems) {
+ScaledCase pick_case(const manifest::SignaturePlan& plan, const std::string& label,
+                     const std::string& dtype, std::int64_t max_elems) {
   const manifest::Entry& entry = plan.entry();
   const manifest::WorkloadRow* row = nullptr;
   std::string labels;
@@ -172,15 +180,19 @@ ScaledCase pick_case(const manifest::SignaturePlan& plan, const std::string& lab
     if (!row && (label.empty() || r.label == label)) row = &r;
     labels += (labels.empty() ? "" : ", ") + r.label;
   }
-  if (!row) throw CheckError(fmt::format("{}: no workload labelled '{}'; workloads: {}", entry.name, label, labels));
+  if (!row)
+    throw CheckError(
+        fmt::format("{}: no workload labelled '{}'; workloads: {}", entry.name, label, labels));
   std::vector<ScaledCase> cases = scaled_cases(plan, *row, max_elems);
   std::string ids;
   for (ScaledCase& c : cases) {
     std::vector<std::string> parts = split(c.wcase.id, '-');
-    if (dtype.empty() || std::find(parts.begin(), parts.end(), dtype) != parts.end()) return std::move(c);
+    if (dtype.empty() || std::find(parts.begin(), parts.end(), dtype) != parts.end())
+      return std::move(c);
     ids += (ids.empty() ? "" : ", ") + c.wcase.id;
   }
-  throw CheckError(fmt::format("{}: workload '{}' has no case of dtype '{}'; cases: {}", entry.name, row->label, dtype, ids));
+  throw CheckError(fmt::format("{}: workload '{}' has no case of dtype '{}'; cases: {}", entry.name,
+                               row->label, dtype, ids));
 }
 
 Device choose_device() {
@@ -193,7 +205,8 @@ std::optional<std::string> cannot_run_reason(const manifest::WorkloadCase& wcase
   if (!param || !param->is_str()) return std::nullopt;
   const Device wanted = Device::parse(param->as_str());
   if (wanted.type == device.type) return std::nullopt;
-  return fmt::format("the workload runs on device '{}' and the best device here is {}", param->as_str(), device.str());
+  return fmt::format("the workload runs on device '{}' and the best device here is {}",
+                     param->as_str(), device.str());
 }
 
 std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, Device device) {
@@ -228,8 +241,10 @@ std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& w
     const DTypeCategory category = dtype_category(spec->dtype);
     for (std::int64_t i = 0; i < host.numel(); ++i) {
       double v = 0.0;
-      if (category == DTypeCategory::kBool) v = coin(rng);
-      else if (category == DTypeCategory::kInt) v = small_int(rng);
+      if (category == DTypeCategory::kBool)
+        v = coin(rng);
+      else if (category == DTypeCategory::kInt)
+        v = small_int(rng);
       else
         do v = normal(rng);
         while (round_to(spec->dtype, v) == 0.0);
@@ -240,21 +255,22 @@ std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& w
       continue;
     }
     // A device path adds its host-to-device copy here (Note [CLI device choice]).
-    throw OpNotAvailableError(fmt::format("tileops CLI: copying inputs to {} is not available in this build",
-                                          device.str()));
+    throw OpNotAvailableError(fmt::format(
+        "tileops CLI: copying inputs to {} is not available in this build", device.str()));
   }
   return inputs;
 }
 
 HostTensor to_host(const Tensor& t) {
   if (!t.device().is_cpu())
-    throw OpNotAvailableError(fmt::format("tileops CLI: reading a tensor on {} is not available in this build",
-                                          t.device().str()));
+    throw OpNotAvailableError(fmt::format(
+        "tileops CLI: reading a tensor on {} is not available in this build", t.device().str()));
   Tensor c = t.contiguous();
   HostTensor h{c.shape(), c.dtype(), {}};
   h.values.resize(static_cast<std::size_t>(c.numel()));
   const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
-  for (std::size_t i = 0; i < h.values.size(); ++i) h.values[i] = load_as_double(c.dtype(), bytes + i * c.itemsize());
+  for (std::size_t i = 0; i < h.values.size(); ++i)
+    h.values[i] = load_as_double(c.dtype(), bytes + i * c.itemsize());
   return h;
 }
 

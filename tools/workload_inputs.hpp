@@ -23,7 +23,8 @@ inline constexpr std::int64_t kDefaultMaxElems = std::int64_t{1} << 22;
 // The builtin manifest's entry `op`; CheckError naming the op when there is none.
 std::shared_ptr<const manifest::Entry> entry_of(std::string_view op);
 // The signature plan of an entry: the registered class's (shared), else compiled here.
-std::shared_ptr<const manifest::SignaturePlan> plan_of(const std::shared_ptr<const manifest::Entry>& entry);
+std::shared_ptr<const manifest::SignaturePlan> plan_of(
+    const std::shared_ptr<const manifest::Entry>& entry);
 
 // One instantiated case of a workload row, possibly scaled down.
 struct ScaledCase {
@@ -35,12 +36,12 @@ struct ScaledCase {
 
 // Every case of `row`, each scaled (leading axes first, then int params that size outputs) until no
 // tensor holds more than `max_elems` elements; max_elems <= 0 disables scaling.
-std::vector<ScaledCase> scaled_cases(const manifest::SignaturePlan& plan, const manifest::WorkloadRow& row,
-                                     std::int64_t max_elems);
+std::vector<ScaledCase> scaled_cases(const manifest::SignaturePlan& plan,
+                                     const manifest::WorkloadRow& row, std::int64_t max_elems);
 // The case of the row labelled `label` (first row when empty) whose id contains `dtype` as a
 // '-'-separated part (first case when empty). CheckError listing the choices when none matches.
-ScaledCase pick_case(const manifest::SignaturePlan& plan, const std::string& label, const std::string& dtype,
-                     std::int64_t max_elems);
+ScaledCase pick_case(const manifest::SignaturePlan& plan, const std::string& label,
+                     const std::string& dtype, std::int64_t max_elems);
 
 // Note [CLI device choice]: the one place that decides where the CLI runs ops. The best device
 // present is the accelerator's current device when the process has one (a CUDA build), else the

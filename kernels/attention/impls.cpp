@@ -10,8 +10,8 @@
 namespace tileops::kernels {
 
 std::string AlibiCall::str() const {
-  return fmt::format("AlibiCall(device={}, num_heads={}, seq_len={}, dtype={})", device ? device->str() : "None",
-                     num_heads, seq_len, dtype_name(dtype));
+  return fmt::format("AlibiCall(device={}, num_heads={}, seq_len={}, dtype={})",
+                     device ? device->str() : "None", num_heads, seq_len, dtype_name(dtype));
 }
 
 namespace {
@@ -25,6 +25,8 @@ class AlibiCpuKernel final : public CpuKernel<AlibiCpuKernel, AlibiFwdInterface>
 
 }  // namespace
 
-std::vector<KernelType> alibi_kernel_types() { return {KernelType::of<AlibiCpuKernel>("alibi_cpu", "AlibiCpuKernel")}; }
+std::vector<KernelType> alibi_kernel_types() {
+  return {KernelType::of<AlibiCpuKernel>("alibi_cpu", "AlibiCpuKernel")};
+}
 
 }  // namespace tileops::kernels

@@ -15,10 +15,12 @@ struct AlibiCall : CallSpecBase {
   DType dtype = DType::kFloat32;
 
   friend bool operator==(const AlibiCall& a, const AlibiCall& b) {
-    return a.device == b.device && a.num_heads == b.num_heads && a.seq_len == b.seq_len && a.dtype == b.dtype;
+    return a.device == b.device && a.num_heads == b.num_heads && a.seq_len == b.seq_len &&
+           a.dtype == b.dtype;
   }
   std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), num_heads, seq_len, static_cast<int>(dtype));
+    return hash_fields(device.value_or(Device::meta()), num_heads, seq_len,
+                       static_cast<int>(dtype));
   }
   std::string str() const;
 };

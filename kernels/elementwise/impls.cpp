@@ -10,8 +10,8 @@
 namespace tileops::kernels {
 
 std::string BinaryCall::str() const {
-  return fmt::format("BinaryCall(device={}, numel={}, dtype={}, broadcast={})", device ? device->str() : "None", numel,
-                     dtype_name(dtype), broadcast);
+  return fmt::format("BinaryCall(device={}, numel={}, dtype={}, broadcast={})",
+                     device ? device->str() : "None", numel, dtype_name(dtype), broadcast);
 }
 
 namespace {
@@ -20,7 +20,9 @@ class AddCpuKernel final : public CpuKernel<AddCpuKernel, AddFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) override { cpu::add(a, b, alpha, out); }
+  void forward(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) override {
+    cpu::add(a, b, alpha, out);
+  }
 };
 
 class MulCpuKernel final : public CpuKernel<MulCpuKernel, MulFwdInterface> {
@@ -32,7 +34,11 @@ class MulCpuKernel final : public CpuKernel<MulCpuKernel, MulFwdInterface> {
 
 }  // namespace
 
-std::vector<KernelType> add_kernel_types() { return {KernelType::of<AddCpuKernel>("add_cpu", "AddCpuKernel")}; }
-std::vector<KernelType> mul_kernel_types() { return {KernelType::of<MulCpuKernel>("mul_cpu", "MulCpuKernel")}; }
+std::vector<KernelType> add_kernel_types() {
+  return {KernelType::of<AddCpuKernel>("add_cpu", "AddCpuKernel")};
+}
+std::vector<KernelType> mul_kernel_types() {
+  return {KernelType::of<MulCpuKernel>("mul_cpu", "MulCpuKernel")};
+}
 
 }  // namespace tileops::kernels

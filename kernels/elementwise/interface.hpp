@@ -17,7 +17,8 @@ struct BinaryCall : CallSpecBase {
   bool broadcast = false;
 
   friend bool operator==(const BinaryCall& a, const BinaryCall& b) {
-    return a.device == b.device && a.numel == b.numel && a.dtype == b.dtype && a.broadcast == b.broadcast;
+    return a.device == b.device && a.numel == b.numel && a.dtype == b.dtype &&
+           a.broadcast == b.broadcast;
   }
   std::size_t hash() const noexcept {
     return hash_fields(device.value_or(Device::meta()), numel, static_cast<int>(dtype), broadcast);

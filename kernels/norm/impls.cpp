@@ -10,7 +10,8 @@ namespace tileops::kernels {
 
 std::string NormCall::str() const {
   return fmt::format("NormCall(device={}, n={}, eps={}, dtype={}, has_weight={}, has_bias={})",
-                     device ? device->str() : "None", n, eps, dtype_name(dtype), has_weight, has_bias);
+                     device ? device->str() : "None", n, eps, dtype_name(dtype), has_weight,
+                     has_bias);
 }
 
 std::vector<KernelType> rms_norm_kernel_types() {
@@ -25,7 +26,8 @@ std::vector<KernelType> layer_norm_kernel_types() {
 }
 
 std::vector<KernelType> fused_add_rms_norm_kernel_types() {
-  return {KernelType::of<cpu::FusedAddRMSNormCpuKernel>("fused_add_rms_norm_cpu", "FusedAddRMSNormCpuKernel")};
+  return {KernelType::of<cpu::FusedAddRMSNormCpuKernel>("fused_add_rms_norm_cpu",
+                                                        "FusedAddRMSNormCpuKernel")};
 }
 
 }  // namespace tileops::kernels

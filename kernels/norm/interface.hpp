@@ -24,7 +24,8 @@ struct NormCall : CallSpecBase {
            a.has_weight == b.has_weight && a.has_bias == b.has_bias;
   }
   std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), n, eps, static_cast<int>(dtype), has_weight, has_bias);
+    return hash_fields(device.value_or(Device::meta()), n, eps, static_cast<int>(dtype), has_weight,
+                       has_bias);
   }
   std::string str() const;
 };

@@ -10,8 +10,8 @@
 namespace tileops::kernels {
 
 std::string SoftmaxCall::str() const {
-  return fmt::format("SoftmaxCall(device={}, outer={}, axis={}, inner={}, dtype={})", device ? device->str() : "None",
-                     outer, axis, inner, dtype_name(dtype));
+  return fmt::format("SoftmaxCall(device={}, outer={}, axis={}, inner={}, dtype={})",
+                     device ? device->str() : "None", outer, axis, inner, dtype_name(dtype));
 }
 
 std::string SumCall::str() const {
@@ -25,14 +25,18 @@ class SoftmaxCpuKernel final : public CpuKernel<SoftmaxCpuKernel, SoftmaxFwdInte
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, std::int64_t dim, Tensor& out) override { cpu::softmax(x, dim, out); }
+  void forward(const Tensor& x, std::int64_t dim, Tensor& out) override {
+    cpu::softmax(x, dim, out);
+  }
 };
 
 class SumCpuKernel final : public CpuKernel<SumCpuKernel, SumFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) override { cpu::sum(x, reduced, out); }
+  void forward(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) override {
+    cpu::sum(x, reduced, out);
+  }
 };
 
 }  // namespace
@@ -41,6 +45,8 @@ std::vector<KernelType> softmax_kernel_types() {
   return {KernelType::of<SoftmaxCpuKernel>("softmax_cpu", "SoftmaxCpuKernel")};
 }
 
-std::vector<KernelType> sum_kernel_types() { return {KernelType::of<SumCpuKernel>("sum_cpu", "SumCpuKernel")}; }
+std::vector<KernelType> sum_kernel_types() {
+  return {KernelType::of<SumCpuKernel>("sum_cpu", "SumCpuKernel")};
+}
 
 }  // namespace tileops::kernels

@@ -17,10 +17,12 @@ struct SoftmaxCall : CallSpecBase {
   DType dtype = DType::kFloat32;
 
   friend bool operator==(const SoftmaxCall& a, const SoftmaxCall& b) {
-    return a.device == b.device && a.outer == b.outer && a.axis == b.axis && a.inner == b.inner && a.dtype == b.dtype;
+    return a.device == b.device && a.outer == b.outer && a.axis == b.axis && a.inner == b.inner &&
+           a.dtype == b.dtype;
   }
   std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), outer, axis, inner, static_cast<int>(dtype));
+    return hash_fields(device.value_or(Device::meta()), outer, axis, inner,
+                       static_cast<int>(dtype));
   }
   std::string str() const;
 };
@@ -40,11 +42,12 @@ struct SumCall : CallSpecBase {
   DType dtype = DType::kFloat32;
 
   friend bool operator==(const SumCall& a, const SumCall& b) {
-    return a.device == b.device && a.numel == b.numel && a.rank == b.rank && a.reduced_mask == b.reduced_mask &&
-           a.dtype == b.dtype;
+    return a.device == b.device && a.numel == b.numel && a.rank == b.rank &&
+           a.reduced_mask == b.reduced_mask && a.dtype == b.dtype;
   }
   std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), numel, rank, reduced_mask, static_cast<int>(dtype));
+    return hash_fields(device.value_or(Device::meta()), numel, rank, reduced_mask,
+                       static_cast<int>(dtype));
   }
   std::string str() const;
 };

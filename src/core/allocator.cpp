@@ -58,8 +58,8 @@ std::shared_ptr<Allocator> set_allocator(DeviceType type, std::shared_ptr<Alloca
   }
   if (allocator && allocator->device_type() != type) {
     throw CheckError("set_allocator: an allocator for " +
-                     std::string(device_type_name(allocator->device_type())) +
-                     " cannot serve " + std::string(device_type_name(type)));
+                     std::string(device_type_name(allocator->device_type())) + " cannot serve " +
+                     std::string(device_type_name(type)));
   }
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);

@@ -134,8 +134,7 @@ Tensor import_managed(Managed* managed, bool read_only) {
   const std::optional<DType> dtype = dtype_from_dlpack(source.dtype);
   if (!dtype) {
     fail("unsupported dtype (code " + std::to_string(source.dtype.code) + ", bits " +
-         std::to_string(source.dtype.bits) + ", lanes " + std::to_string(source.dtype.lanes) +
-         ")");
+         std::to_string(source.dtype.bits) + ", lanes " + std::to_string(source.dtype.lanes) + ")");
   }
 
   const auto rank = static_cast<std::size_t>(source.ndim);
@@ -176,9 +175,8 @@ Tensor import_managed(Managed* managed, bool read_only) {
 
   // The offset is folded into the base so that the storage covers exactly what the producer
   // exposed, from element 0 on. A zero-element tensor may have null data: no arithmetic on it.
-  void* base = source.data == nullptr
-                   ? nullptr
-                   : static_cast<std::byte*>(source.data) + source.byte_offset;
+  void* base =
+      source.data == nullptr ? nullptr : static_cast<std::byte*>(source.data) + source.byte_offset;
   auto handle = std::make_shared<ProducerHandle<Managed>>(managed);
   ProducerHandle<Managed>& producer = *handle;
   Tensor tensor;
@@ -215,9 +213,8 @@ Managed* export_tensor(const Tensor& tensor, const char* who) {
   dl::DLTensor& target = context->managed.dl_tensor;
   // The specification asks for null data in a tensor of no elements.
   target.data = tensor.numel() == 0 ? nullptr : tensor.data_ptr();
-  target.device = tensor.device().is_cuda()
-                      ? dl::DLDevice{dl::kDLCUDA, tensor.device().index}
-                      : dl::DLDevice{dl::kDLCPU, 0};
+  target.device = tensor.device().is_cuda() ? dl::DLDevice{dl::kDLCUDA, tensor.device().index}
+                                            : dl::DLDevice{dl::kDLCPU, 0};
   target.ndim = static_cast<std::int32_t>(tensor.dim());
   target.dtype = dtype_to_dlpack(tensor.dtype());
   target.shape = context->shape.data();

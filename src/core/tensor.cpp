@@ -31,8 +31,8 @@ std::size_t contiguous_nbytes(const char* who, const Shape& shape, DType dtype) 
   check_lengths(who, shape);
   std::optional<std::int64_t> numel = shape.checked_numel();
   std::int64_t nbytes = 0;
-  if (!numel || __builtin_mul_overflow(*numel, static_cast<std::int64_t>(dtype_size(dtype)),
-                                       &nbytes)) {
+  if (!numel ||
+      __builtin_mul_overflow(*numel, static_cast<std::int64_t>(dtype_size(dtype)), &nbytes)) {
     throw CheckError(std::string(who) + ": shape " + shape.str() +
                      " holds more bytes than int64 can count");
   }
@@ -50,8 +50,7 @@ std::int64_t checked_extent(const char* who, const Shape& shape, const Shape& st
   for (std::size_t i = 0; i < strides.size(); ++i) {
     if (strides[i] < 0) {
       throw CheckError(std::string(who) + ": negative stride " + std::to_string(strides[i]) +
-                       " at axis " + std::to_string(i) +
-                       " (negative strides are not supported)");
+                       " at axis " + std::to_string(i) + " (negative strides are not supported)");
     }
   }
   std::optional<std::int64_t> extent = strided_extent(shape, strides);
@@ -78,8 +77,8 @@ std::int64_t checked_extent_bytes(const char* who, const Shape& shape, const Sha
 // Walks the elements of a non-empty strided view in row-major order, copying each between the
 // view (`strided`) and a contiguous buffer (`packed`): gathering when `gather`, else scattering.
 // The last axis is the inner loop; an odometer over the outer axes keeps the view's offset.
-void copy_strided(std::byte* strided, const Shape& shape, const Shape& strides, std::size_t itemsize,
-                  std::byte* packed, bool gather) {
+void copy_strided(std::byte* strided, const Shape& shape, const Shape& strides,
+                  std::size_t itemsize, std::byte* packed, bool gather) {
   const std::size_t rank = shape.size();
   const std::int64_t inner = shape[rank - 1];
   const std::int64_t inner_stride = strides[rank - 1];
@@ -199,8 +198,8 @@ bool Tensor::shares_storage_with(const Tensor& other) const noexcept {
   auto span_of = [](const Tensor& t) -> std::pair<std::uintptr_t, std::uintptr_t> {
     if (!t.defined_ || t.data_ptr() == nullptr) return {0, 0};
     // A contiguous view spans exactly its elements; only strided views need the extent walk.
-    std::optional<std::int64_t> extent =
-        t.is_contiguous() ? std::optional<std::int64_t>(t.numel()) : strided_extent(t.shape_, t.strides_);
+    std::optional<std::int64_t> extent = t.is_contiguous() ? std::optional<std::int64_t>(t.numel())
+                                                           : strided_extent(t.shape_, t.strides_);
     if (!extent || *extent == 0) return {0, 0};
     const auto first = reinterpret_cast<std::uintptr_t>(t.data_ptr());
     return {first, first + static_cast<std::uintptr_t>(*extent) * t.itemsize()};
@@ -267,7 +266,8 @@ Tensor Tensor::to(Device device, DType dtype) const {
   if (!defined_) throw CheckError("Tensor::to: the tensor is undefined");
   if (device == device_ && dtype == dtype_) return *this;
   if (device.is_meta()) return meta(shape_, dtype);
-  if (is_meta()) throw CheckError("Tensor::to: a meta tensor has no values to copy to " + device.str());
+  if (is_meta())
+    throw CheckError("Tensor::to: a meta tensor has no values to copy to " + device.str());
   if (!device.is_cpu() || !device_.is_cpu()) {
     throw OpNotAvailableError("Tensor::to: copying from " + device_.str() + " to " + device.str() +
                               " is not available; only CPU tensors can be copied");
@@ -286,8 +286,8 @@ void Tensor::copy_from(const Tensor& src) {
   if (!defined_ || !src.defined_) throw CheckError("Tensor::copy_from: a tensor is undefined");
   if (src.shape_ != shape_ || src.dtype_ != dtype_)
     throw CheckError("Tensor::copy_from: the source has shape " + src.shape_.str() + " and dtype " +
-                     std::string(dtype_name(src.dtype_)) + ", the destination " + shape_.str() + " and " +
-                     std::string(dtype_name(dtype_)));
+                     std::string(dtype_name(src.dtype_)) + ", the destination " + shape_.str() +
+                     " and " + std::string(dtype_name(dtype_)));
   if (!device_.is_cpu() || !src.device_.is_cpu())
     throw OpNotAvailableError("Tensor::copy_from: only CPU tensors can be copied");
   if (read_only()) throw CheckError("Tensor::copy_from: the destination is read-only");

@@ -38,8 +38,9 @@ bool same_view(const Tensor& a, const Tensor& b) {
 
 std::string tensor_repr(const Tensor& t) {
   if (!t.defined()) return "Tensor(undefined)";
-  std::string out = "Tensor(shape=" + t.shape().str() + ", dtype=" +
-                    std::string(dtype_name(t.dtype())) + ", device=" + t.device().str();
+  std::string out = "Tensor(shape=" + t.shape().str() +
+                    ", dtype=" + std::string(dtype_name(t.dtype())) +
+                    ", device=" + t.device().str();
   if (!t.is_contiguous()) out += ", strides=" + t.strides().str();
   return out + ")";
 }
@@ -180,14 +181,13 @@ const Tensor& Value::as_tensor() const {
 
 std::string Value::repr() const {
   // kind() is the variant's index; these pin the order of the alternatives to the enum.
-  static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(Kind::kIntList),
-                                                          decltype(v_)>,
-                               Shape>);
-  static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(Kind::kTensor),
-                                                          decltype(v_)>,
-                               std::shared_ptr<const Tensor>>);
-  static_assert(std::variant_size_v<decltype(v_)> ==
-                static_cast<std::size_t>(Kind::kTensor) + 1);
+  static_assert(std::is_same_v<
+                std::variant_alternative_t<static_cast<std::size_t>(Kind::kIntList), decltype(v_)>,
+                Shape>);
+  static_assert(std::is_same_v<
+                std::variant_alternative_t<static_cast<std::size_t>(Kind::kTensor), decltype(v_)>,
+                std::shared_ptr<const Tensor>>);
+  static_assert(std::variant_size_v<decltype(v_)> == static_cast<std::size_t>(Kind::kTensor) + 1);
   switch (kind()) {
     case Kind::kNone:
       return "None";
@@ -298,8 +298,8 @@ const Value& ParamMap::at(std::string_view name) const {
     known += known.empty() ? "" : ", ";
     known += item.first;
   }
-  throw CheckError("params: no param '" + std::string(name) + "' (have: " +
-                   (known.empty() ? std::string("none") : known) + ")");
+  throw CheckError("params: no param '" + std::string(name) +
+                   "' (have: " + (known.empty() ? std::string("none") : known) + ")");
 }
 
 std::string ParamMap::repr() const {

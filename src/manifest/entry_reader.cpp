@@ -39,7 +39,8 @@ Origin EntryReader::origin(const YAML::Node& at, const std::string& field) const
   return o;
 }
 
-Origin EntryReader::key_origin(const YAML::Node& map, const char* key, const std::string& field) const {
+Origin EntryReader::key_origin(const YAML::Node& map, const char* key,
+                               const std::string& field) const {
   for (const auto& kv : map)
     if (kv.first.IsScalar() && kv.first.Scalar() == key) return origin(kv.first, field);
   return Origin{file_, entry_, field, 0, 0};
@@ -63,7 +64,8 @@ bool EntryReader::expect_map_any_keys(const YAML::Node& node, const std::string&
     error(node, field, "expected a mapping");
     return false;
   }
-  for (const auto& [key, mark] : duplicate_keys(node)) error_at(mark, field, fmt::format("duplicate key '{}'", key));
+  for (const auto& [key, mark] : duplicate_keys(node))
+    error_at(mark, field, fmt::format("duplicate key '{}'", key));
   return true;
 }
 
@@ -75,12 +77,14 @@ bool EntryReader::expect_map(const YAML::Node& node, const std::string& field,
     std::string k = kv.first.Scalar();
     if (!contains_key(allowed, k)) unknown.emplace_back(k, kv.first.Mark());
   }
-  std::sort(unknown.begin(), unknown.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::sort(unknown.begin(), unknown.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [k, mark] : unknown) error_at(mark, field, fmt::format("unknown key '{}'", k));
   return true;
 }
 
-std::optional<std::string> EntryReader::read_string(const YAML::Node& node, const std::string& field) {
+std::optional<std::string> EntryReader::read_string(const YAML::Node& node,
+                                                    const std::string& field) {
   if (!node.IsScalar()) {
     error(node, field, "expected a string");
     return std::nullopt;
@@ -139,10 +143,11 @@ std::optional<ShapeDecl> EntryReader::read_shape(const YAML::Node& node, const s
   for (const Piece& piece : split_pieces(inner, ',')) {
     std::string text = trim(piece.text);
     int lead = static_cast<int>(piece.text.find_first_not_of(' '));
-    int column = shape.origin.column + static_cast<int>(open) + 1 + piece.offset + std::max(lead, 0);
+    int column =
+        shape.origin.column + static_cast<int>(open) + 1 + piece.offset + std::max(lead, 0);
     if (text.empty()) {
-      diags_.push_back(fmt::format("{}:{}:{}: {}: {}: empty axis in \"{}\"", file_, shape.origin.line,
-                                   column, entry_, field, s));
+      diags_.push_back(fmt::format("{}:{}:{}: {}: {}: empty axis in \"{}\"", file_,
+                                   shape.origin.line, column, entry_, field, s));
       ok = false;
       continue;
     }
@@ -173,8 +178,9 @@ Entry EntryReader::read(const YAML::Node& node) {
   Entry e;
   e.name = entry_;
   e.file = file_;
-  if (!expect_map(node, "", {"family", "status", "ref_api", "signature", "workloads", "roofline",
-                             "composition"}))
+  if (!expect_map(
+          node, "",
+          {"family", "status", "ref_api", "signature", "workloads", "roofline", "composition"}))
     return e;
   for (const char* required : {"family", "status", "signature", "workloads", "roofline"}) {
     if (!node[required]) error(node, required, "is required");
@@ -188,7 +194,8 @@ Entry EntryReader::read(const YAML::Node& node) {
   if (node["status"]) {
     e.status = read_string(node["status"], "status").value_or("");
     if (!e.status.empty() && e.status != "implemented" && e.status != "spec-only")
-      error(node["status"], "status", fmt::format("is 'implemented' or 'spec-only', not '{}'", e.status));
+      error(node["status"], "status",
+            fmt::format("is 'implemented' or 'spec-only', not '{}'", e.status));
   }
   if (node["ref_api"]) e.ref_api = read_string(node["ref_api"], "ref_api").value_or("");
   if (node["signature"]) read_signature(node["signature"], e);
@@ -199,8 +206,8 @@ Entry EntryReader::read(const YAML::Node& node) {
 }
 
 void EntryReader::read_signature(const YAML::Node& node, Entry& e) {
-  if (!expect_map(node, "signature", {"forall", "params", "inputs", "outputs", "let", "shape_rules",
-                                      "dtype_combos"}))
+  if (!expect_map(node, "signature",
+                  {"forall", "params", "inputs", "outputs", "let", "shape_rules", "dtype_combos"}))
     return;
   e.origins.params = key_origin(node, "params", "signature.params");
   e.origins.inputs = key_origin(node, "inputs", "signature.inputs");
@@ -223,7 +230,8 @@ void EntryReader::read_signature(const YAML::Node& node, Entry& e) {
     if (expect_map_any_keys(lets, "signature.let")) {
       for (const auto& kv : lets) {
         std::string name = kv.first.Scalar();
-        if (auto ex = read_expr(kv.second, "signature.let." + name)) e.lets.push_back({name, std::move(*ex)});
+        if (auto ex = read_expr(kv.second, "signature.let." + name))
+          e.lets.push_back({name, std::move(*ex)});
       }
     }
   }
@@ -267,7 +275,8 @@ void EntryReader::read_forall(const YAML::Node& node, Entry& e) {
       }
       // The index stays declared with the dtypes that parse, so that its uses report nothing more.
     } else {
-      error(kv.second, field, fmt::format("kind is Dim, Shape, Seq[Int] or DType[...], not '{}'", k));
+      error(kv.second, field,
+            fmt::format("kind is Dim, Shape, Seq[Int] or DType[...], not '{}'", k));
       continue;
     }
     e.forall.push_back(std::move(idx));
@@ -322,9 +331,11 @@ std::optional<TensorDecl> EntryReader::read_tensor(const std::string& name, cons
                                                    const std::string& field, bool is_output,
                                                    bool is_param) {
   bool ok = is_output ? expect_map(node, field, {"dtype", "shape", "buffer", "alias", "contiguous"})
-            : is_param ? expect_map(node, field, {"dtype", "shape", "optional", "device", "contiguous"})
-                       : expect_map(node, field, {"dtype", "shape", "optional", "mutated", "write_only",
-                                                  "device", "contiguous"});
+            : is_param
+                ? expect_map(node, field, {"dtype", "shape", "optional", "device", "contiguous"})
+                : expect_map(node, field,
+                             {"dtype", "shape", "optional", "mutated", "write_only", "device",
+                              "contiguous"});
   if (!ok) return std::nullopt;
   TensorDecl t;
   t.name = name;
@@ -341,7 +352,8 @@ std::optional<TensorDecl> EntryReader::read_tensor(const std::string& name, cons
   if (!dtype || !shape) return std::nullopt;
   t.dtype = std::move(*dtype);
   t.shape = std::move(*shape);
-  if (node["optional"]) t.optional = read_bool(node["optional"], field + ".optional").value_or(false);
+  if (node["optional"])
+    t.optional = read_bool(node["optional"], field + ".optional").value_or(false);
   if (node["mutated"]) {
     Value v = node["mutated"].IsScalar() ? resolve_scalar(node["mutated"]) : Value();
     if (v.is_bool()) {
@@ -352,12 +364,15 @@ std::optional<TensorDecl> EntryReader::read_tensor(const std::string& name, cons
       return std::nullopt;
     }
   }
-  if (node["write_only"]) t.write_only = read_bool(node["write_only"], field + ".write_only").value_or(false);
-  if (node["contiguous"]) t.contiguous = read_bool(node["contiguous"], field + ".contiguous").value_or(false);
+  if (node["write_only"])
+    t.write_only = read_bool(node["write_only"], field + ".write_only").value_or(false);
+  if (node["contiguous"])
+    t.contiguous = read_bool(node["contiguous"], field + ".contiguous").value_or(false);
   if (node["device"]) {
     auto d = read_string(node["device"], field + ".device");
     if (d && *d != "cpu") {
-      error(node["device"], field + ".device", fmt::format("the only device a tensor may declare is cpu, not '{}'", *d));
+      error(node["device"], field + ".device",
+            fmt::format("the only device a tensor may declare is cpu, not '{}'", *d));
       return std::nullopt;
     }
     t.cpu_only = d.has_value();
@@ -421,7 +436,8 @@ void EntryReader::read_workloads(const YAML::Node& node, Entry& e) {
       if (key == "label") {
         w.label = read_string(kv.second, kf).value_or("");
         if (!valid_label(w.label))
-          error(kv.second, kf, fmt::format("'{}' is not a label ([A-Za-z0-9._-], 1 to 24 characters)", w.label));
+          error(kv.second, kf,
+                fmt::format("'{}' is not a label ([A-Za-z0-9._-], 1 to 24 characters)", w.label));
       } else if (key == "some") {
         if (!kv.second.IsSequence()) {
           error(kv.second, kf, "expected a list of optional input names");
@@ -446,7 +462,8 @@ void EntryReader::read_workloads(const YAML::Node& node, Entry& e) {
       } else if (e.find_index(key)) {
         w.indices.emplace_back(key, node_to_value(kv.second));
       } else {
-        error_at(kv.first.Mark(), field, fmt::format("unknown key '{}': not a param or index of {}", key, e.name));
+        error_at(kv.first.Mark(), field,
+                 fmt::format("unknown key '{}': not a param or index of {}", key, e.name));
       }
     }
     if (w.label.empty() && !row["label"]) error(row, field + ".label", "is required");
@@ -483,7 +500,8 @@ void EntryReader::read_composition(const YAML::Node& node, Entry& e) {
     }
     s.name = read_string(stages[i]["name"], field + ".name").value_or("");
     s.op = read_string(stages[i]["op"], field + ".op").value_or("");
-    if (stages[i]["optional"]) s.optional = read_bool(stages[i]["optional"], field + ".optional").value_or(false);
+    if (stages[i]["optional"])
+      s.optional = read_bool(stages[i]["optional"], field + ".optional").value_or(false);
     out.push_back(std::move(s));
   }
   e.composition = std::move(out);

@@ -68,24 +68,27 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    diagnostics.push_back(fmt::format("{}:{}:{}: YAML syntax: {}", file, e.mark.line + 1,
-                                      e.mark.column + 1, e.msg));
+    diagnostics.push_back(
+        fmt::format("{}:{}:{}: YAML syntax: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
     return m;
   }
   if (!root.IsMap() || root.size() == 0) {
-    diagnostics.push_back(fmt::format("{}:1:1: a manifest file is a non-empty mapping of op names to entries", file));
+    diagnostics.push_back(
+        fmt::format("{}:1:1: a manifest file is a non-empty mapping of op names to entries", file));
     return m;
   }
   for (const auto& [key, mark] : detail::duplicate_keys(root))
-    diagnostics.push_back(fmt::format("{}:{}:{}: {}: duplicate entry", file, mark.line + 1, mark.column + 1, key));
+    diagnostics.push_back(
+        fmt::format("{}:{}:{}: {}: duplicate entry", file, mark.line + 1, mark.column + 1, key));
   static const std::regex op_name("[A-Z][A-Za-z0-9]*Op");
   std::string stem = file_stem(file);
   for (const auto& kv : root) {
     std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
     YAML::Mark mark = kv.first.Mark();
     if (!std::regex_match(name, op_name)) {
-      diagnostics.push_back(fmt::format("{}:{}:{}: '{}' is not an op class name ({{PascalCase}}[Fwd|Bwd]Op)",
-                                        file, mark.line + 1, mark.column + 1, name));
+      diagnostics.push_back(
+          fmt::format("{}:{}:{}: '{}' is not an op class name ({{PascalCase}}[Fwd|Bwd]Op)", file,
+                      mark.line + 1, mark.column + 1, name));
       continue;
     }
     if (m.find(name)) continue;  // reported as a duplicate above
@@ -94,8 +97,9 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
     e.origins.name = Origin{file, name, "", mark.line + 1, mark.column + 1};
     if (!e.family.empty() && stem != e.family && stem.rfind(e.family + "_", 0) != 0) {
       const Origin& at = e.origins.family;
-      diagnostics.push_back(fmt::format("{}:{}:{}: {}: family: '{}' does not match the file name {}",
-                                        file, at.line, at.column, name, e.family, file));
+      diagnostics.push_back(
+          fmt::format("{}:{}:{}: {}: family: '{}' does not match the file name {}", file, at.line,
+                      at.column, name, e.family, file));
     }
     m.entries_.push_back(std::make_shared<const Entry>(std::move(e)));
   }
@@ -120,7 +124,8 @@ Manifest Manifest::load_file(const std::string& path) {
 void Manifest::merge(const Manifest& other, std::vector<std::string>& diagnostics) {
   for (const auto& e : other.entries_) {
     if (const Entry* mine = find(e->name)) {
-      diagnostics.push_back(fmt::format("{}: {}: the op is also declared in {}", where(*e), e->name, where(*mine)));
+      diagnostics.push_back(
+          fmt::format("{}: {}: the op is also declared in {}", where(*e), e->name, where(*mine)));
       continue;
     }
     entries_.push_back(e);

@@ -107,8 +107,10 @@ std::optional<Value> conform_param_value(const ParamType& type, const Value& val
     }
     case ParamKind::kDType: {
       std::optional<DType> d;
-      if (value.is_dtype()) d = value.as_dtype();
-      else if (value.is_str()) d = parse_dtype(value.as_str());
+      if (value.is_dtype())
+        d = value.as_dtype();
+      else if (value.is_str())
+        d = parse_dtype(value.as_str());
       if (!d) return std::nullopt;
       if (type.dtypes.empty()) return Value(*d);
       for (DType allowed : type.dtypes)

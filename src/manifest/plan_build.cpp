@@ -16,46 +16,70 @@ namespace {
 expr::Type param_expr_type(const ParamType& t) {
   expr::Kind k = expr::Kind::kAny;
   switch (t.kind) {
-    case ParamKind::kInt: k = expr::Kind::kInt; break;
-    case ParamKind::kFloat: k = expr::Kind::kFloat; break;
+    case ParamKind::kInt:
+      k = expr::Kind::kInt;
+      break;
+    case ParamKind::kFloat:
+      k = expr::Kind::kFloat;
+      break;
     // An `int | float` param holds either at run time: it has no static kind, so category() and
     // comparisons read the value it holds.
-    case ParamKind::kNumber: k = expr::Kind::kAny; break;
-    case ParamKind::kBool: k = expr::Kind::kBool; break;
+    case ParamKind::kNumber:
+      k = expr::Kind::kAny;
+      break;
+    case ParamKind::kBool:
+      k = expr::Kind::kBool;
+      break;
     case ParamKind::kStr:
-    case ParamKind::kEnum: k = expr::Kind::kStr; break;
-    case ParamKind::kIntList: k = expr::Kind::kIntSeq; break;
-    case ParamKind::kFloatList: k = expr::Kind::kFloatSeq; break;
-    case ParamKind::kDType: k = expr::Kind::kDType; break;
+    case ParamKind::kEnum:
+      k = expr::Kind::kStr;
+      break;
+    case ParamKind::kIntList:
+      k = expr::Kind::kIntSeq;
+      break;
+    case ParamKind::kFloatList:
+      k = expr::Kind::kFloatSeq;
+      break;
+    case ParamKind::kDType:
+      k = expr::Kind::kDType;
+      break;
   }
   return {k, t.optional};
 }
 
 expr::Type index_expr_type(IndexKind k) {
   switch (k) {
-    case IndexKind::kDim: return {expr::Kind::kInt, false};
+    case IndexKind::kDim:
+      return {expr::Kind::kInt, false};
     case IndexKind::kShape:
-    case IndexKind::kSeqInt: return {expr::Kind::kIntSeq, false};
-    case IndexKind::kDType: return {expr::Kind::kDType, false};
+    case IndexKind::kSeqInt:
+      return {expr::Kind::kIntSeq, false};
+    case IndexKind::kDType:
+      return {expr::Kind::kDType, false};
   }
   return {};
 }
 
-[[noreturn]] void fail_at(const Origin& o, int column, const std::string& what, const std::string& source) {
+[[noreturn]] void fail_at(const Origin& o, int column, const std::string& what,
+                          const std::string& source) {
   throw ManifestError(fmt::format("{}:{}:{}: {}: {}: {} in \"{}\"", o.file, o.line,
-                                  o.column + std::max(column, 1) - 1, o.entry, o.field, what, source));
+                                  o.column + std::max(column, 1) - 1, o.entry, o.field, what,
+                                  source));
 }
 
 // At the line and column of the declaration `at`.
 [[noreturn]] void fail(const Origin& at, const std::string& field, const std::string& what) {
-  throw ManifestError(fmt::format("{}:{}:{}: {}: {}: {}", at.file, at.line, at.column, at.entry, field, what));
+  throw ManifestError(
+      fmt::format("{}:{}:{}: {}: {}: {}", at.file, at.line, at.column, at.entry, field, what));
 }
 
 // An error about a whole section of the entry (`field` is signature, signature.params or
 // signature.inputs), at the key that opens the section; an entry not read from a file has none.
 [[noreturn]] void fail(const Entry& e, const std::string& field, const std::string& what) {
   const EntryOrigins& o = e.origins;
-  const Origin& at = field == "signature.params" ? o.params : field == "signature.inputs" ? o.inputs : o.signature;
+  const Origin& at = field == "signature.params"   ? o.params
+                     : field == "signature.inputs" ? o.inputs
+                                                   : o.signature;
   if (at.line == 0) throw ManifestError(fmt::format("{}: {}: {}: {}", e.file, e.name, field, what));
   fail(at, field, what);
 }
@@ -71,7 +95,8 @@ expr::Program compile_at(const Expr& ex, const expr::Scope& scope, expr::Kind wa
   }
   if (want != expr::Kind::kAny && (p.type().kind != want || p.type().optional) &&
       !(want == expr::Kind::kFloat && p.type().kind == expr::Kind::kInt)) {
-    fail_at(ex.origin, 1, fmt::format("expected {}, got {}", want_text, expr::type_name(p.type())), ex.source);
+    fail_at(ex.origin, 1, fmt::format("expected {}, got {}", want_text, expr::type_name(p.type())),
+            ex.source);
   }
   return p;
 }
@@ -82,7 +107,8 @@ std::vector<int> order_lets(const Entry& e) {
   std::function<void(int)> visit = [&](int i) {
     if (state[i] == 2) return;
     if (state[i] == 1)
-      fail(e.lets[i].expr.origin, "signature.let." + e.lets[i].name, "lets form a cycle through '" + e.lets[i].name + "'");
+      fail(e.lets[i].expr.origin, "signature.let." + e.lets[i].name,
+           "lets form a cycle through '" + e.lets[i].name + "'");
     state[i] = 1;
     for (const std::string& n : expr::free_names(*e.lets[i].expr.ast)) {
       for (std::size_t j = 0; j < e.lets.size(); ++j)
@@ -158,7 +184,8 @@ void note_reset_slots(PlanData& d) {
   std::vector<bool> any(d.scope.num_slots(), false);
   for (const Schedule& s : d.calls) {
     written.push_back(written_slots(d, s));
-    for (int slot = 0; slot < d.scope.num_slots(); ++slot) any[slot] = any[slot] || written.back()[slot];
+    for (int slot = 0; slot < d.scope.num_slots(); ++slot)
+      any[slot] = any[slot] || written.back()[slot];
   }
   for (std::size_t k = 0; k < d.calls.size(); ++k)
     for (int slot = 0; slot < d.scope.num_slots(); ++slot)
@@ -183,7 +210,8 @@ class Scheduler {
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const PlanTensor& t = d_.tensors[tensors[i]];
       st[i].term_done.assign(t.axes.size(), false);
-      for (std::size_t k = 0; k < t.axes.size(); ++k) st[i].term_done[k] = t.decl->shape.axes[k].splice;
+      for (std::size_t k = 0; k < t.axes.size(); ++k)
+        st[i].term_done[k] = t.decl->shape.axes[k].splice;
     }
     bool progress = true;
     while (progress) {
@@ -232,11 +260,17 @@ class Scheduler {
     }
     for (std::size_t i = 0; i < tensors.size(); ++i) {
       const PlanTensor& t = d_.tensors[tensors[i]];
-      if (!st[i].dtype_done) return unsolved(s, fmt::format("{}.dtype '{}' reads an index no input solves", t.decl->name, t.decl->dtype.source));
-      if (!st[i].aligned) return unsolved(s, fmt::format("{}.shape {} has more than one splice no input solves", t.decl->name, t.decl->shape.source));
+      if (!st[i].dtype_done)
+        return unsolved(s, fmt::format("{}.dtype '{}' reads an index no input solves", t.decl->name,
+                                       t.decl->dtype.source));
+      if (!st[i].aligned)
+        return unsolved(s, fmt::format("{}.shape {} has more than one splice no input solves",
+                                       t.decl->name, t.decl->shape.source));
       for (std::size_t k = 0; k < t.axes.size(); ++k)
         if (!st[i].term_done[k])
-          return unsolved(s, fmt::format("{}.shape axis '{}' cannot be solved: it needs one unknown name M in the form a * M + e", t.decl->name, t.decl->shape.axes[k].expr.source));
+          return unsolved(s, fmt::format("{}.shape axis '{}' cannot be solved: it needs one "
+                                         "unknown name M in the form a * M + e",
+                                         t.decl->name, t.decl->shape.axes[k].expr.source));
     }
     for (auto it = rules.begin(); it != rules.end();) {
       const expr::Program& p = d_.rules[*it];
@@ -268,7 +302,8 @@ class Scheduler {
   void note_reads(Schedule& s, const expr::Program& p) const {
     for (int slot : p.reads()) {
       if (d_.scope.entries()[slot].role == expr::NameRole::kTensor &&
-          std::find(s.fill_tensor_slots.begin(), s.fill_tensor_slots.end(), slot) == s.fill_tensor_slots.end())
+          std::find(s.fill_tensor_slots.begin(), s.fill_tensor_slots.end(), slot) ==
+              s.fill_tensor_slots.end())
         s.fill_tensor_slots.push_back(slot);
     }
   }
@@ -300,7 +335,8 @@ class Scheduler {
       known_[step.slot] = true;
     }
     for (std::size_t k = 0; k < t.axes.size(); ++k)
-      if (t.decl->shape.axes[k].splice && static_cast<int>(k) != unknown_term) note_reads(s, t.axes[k]);
+      if (t.decl->shape.axes[k].splice && static_cast<int>(k) != unknown_term)
+        note_reads(s, t.axes[k]);
     s.steps.push_back(step);
     return true;
   }
@@ -318,7 +354,8 @@ class Scheduler {
     auto aff = match_affine(*t.decl->shape.axes[k].expr.ast);
     if (!aff) return false;
     int slot = slot_of(aff->name);
-    if (slot < 0 || known_[slot] || d_.scope.entries()[slot].type.kind != expr::Kind::kInt) return false;
+    if (slot < 0 || known_[slot] || d_.scope.entries()[slot].type.kind != expr::Kind::kInt)
+      return false;
     Step step{aff->coeff == 1 && !aff->e ? Step::Kind::kBind : Step::Kind::kAffine, ti, k, slot};
     step.coeff = aff->coeff;
     step.sign = aff->sign;
@@ -364,16 +401,21 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
   std::set<std::string> names;
   auto claim = [&](const std::string& n, const Origin& o) {
     if (n == "out" || !names.insert(n).second)
-      throw ManifestError(fmt::format("{}: the name '{}' is declared twice (indices, params, lets and tensors share one namespace; 'out' is reserved)", o.str(), n));
+      throw ManifestError(
+          fmt::format("{}: the name '{}' is declared twice (indices, params, lets and tensors "
+                      "share one namespace; 'out' is reserved)",
+                      o.str(), n));
   };
   for (const IndexDecl& i : e.forall) {
     claim(i.name, i.origin);
-    d.index_slots.push_back(d.scope.declare(i.name, detail::index_expr_type(i.kind), expr::NameRole::kIndex));
+    d.index_slots.push_back(
+        d.scope.declare(i.name, detail::index_expr_type(i.kind), expr::NameRole::kIndex));
   }
   for (const ParamDecl& p : e.params) {
     claim(p.name, p.origin);
     if (p.tensor) {
-      d.param_slots.push_back(d.scope.declare(p.name, {expr::Kind::kTensor, p.tensor->optional}, expr::NameRole::kTensor));
+      d.param_slots.push_back(d.scope.declare(p.name, {expr::Kind::kTensor, p.tensor->optional},
+                                              expr::NameRole::kTensor));
       PlanTensor t;
       t.decl = &*p.tensor;
       t.role = PlanTensor::Role::kCtor;
@@ -381,7 +423,8 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
       t.slot = d.param_slots.back();
       d.tensors.push_back(std::move(t));
     } else {
-      d.param_slots.push_back(d.scope.declare(p.name, detail::param_expr_type(p.type), expr::NameRole::kParam));
+      d.param_slots.push_back(
+          d.scope.declare(p.name, detail::param_expr_type(p.type), expr::NameRole::kParam));
     }
   }
   for (const TensorDecl& t : e.inputs) {
@@ -406,14 +449,16 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
     pt.slot = d.scope.declare(t.name, {expr::Kind::kTensor, false}, expr::NameRole::kTensor);
     if (t.buffer_out) {
       if (d.buffer_output >= 0)
-        detail::fail(t.origin, "signature.outputs." + t.name + ".buffer", "at most one output declares buffer: out");
+        detail::fail(t.origin, "signature.outputs." + t.name + ".buffer",
+                     "at most one output declares buffer: out");
       d.buffer_output = pt.role_index;
     }
     d.tensors.push_back(std::move(pt));
   }
   d.out_slot = d.scope.declare("out", {expr::Kind::kTensor, true}, expr::NameRole::kTensor);
   d.slot_tensor.assign(d.scope.num_slots(), -1);
-  for (std::size_t i = 0; i < d.tensors.size(); ++i) d.slot_tensor[d.tensors[i].slot] = static_cast<int>(i);
+  for (std::size_t i = 0; i < d.tensors.size(); ++i)
+    d.slot_tensor[d.tensors[i].slot] = static_cast<int>(i);
   d.out_bit = static_cast<int>(d.optional_inputs.size());
   if (d.out_bit > 12) detail::fail(e, "signature.inputs", "more than 12 optional inputs");
 
@@ -438,41 +483,52 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
       if (const IndexDecl* idx = e.find_index(da.text); idx && idx->kind == IndexKind::kDType)
         t.dtype_index_slot = d.scope.find(da.text)->slot;
     }
-    if (da.op == expr::AstOp::kName && d.scope.find(da.text)) t.dtype_direct = d.scope.find(da.text)->slot;
+    if (da.op == expr::AstOp::kName && d.scope.find(da.text))
+      t.dtype_direct = d.scope.find(da.text)->slot;
     t.term_offset = d.total_terms;
     for (const AxisTerm& a : t.decl->shape.axes) {
       const expr::Ast& aa = *a.expr.ast;
-      const expr::Scope::Entry* named = aa.op == expr::AstOp::kName ? d.scope.find(aa.text) : nullptr;
+      const expr::Scope::Entry* named =
+          aa.op == expr::AstOp::kName ? d.scope.find(aa.text) : nullptr;
       t.axis_direct.push_back(named && !named->type.optional ? named->slot : -1);
-      t.axes.push_back(a.splice ? detail::compile_at(a.expr, d.scope, expr::Kind::kIntSeq, "a sequence of ints to splice")
-                                : detail::compile_at(a.expr, d.scope, expr::Kind::kInt, "an int axis"));
+      t.axes.push_back(a.splice
+                           ? detail::compile_at(a.expr, d.scope, expr::Kind::kIntSeq,
+                                                "a sequence of ints to splice")
+                           : detail::compile_at(a.expr, d.scope, expr::Kind::kInt, "an int axis"));
     }
     d.total_terms += static_cast<int>(t.axes.size());
   }
-  for (const Expr& r : e.shape_rules) d.rules.push_back(detail::compile_at(r, d.scope, expr::Kind::kBool, "a bool"));
+  for (const Expr& r : e.shape_rules)
+    d.rules.push_back(detail::compile_at(r, d.scope, expr::Kind::kBool, "a bool"));
   d.mutated_when.resize(e.inputs.size());
   for (std::size_t i = 0; i < e.inputs.size(); ++i) {
     const TensorDecl& t = e.inputs[i];
-    if (t.mutated_when) d.mutated_when[i] = detail::compile_at(*t.mutated_when, d.scope, expr::Kind::kBool, "a bool");
+    if (t.mutated_when)
+      d.mutated_when[i] = detail::compile_at(*t.mutated_when, d.scope, expr::Kind::kBool, "a bool");
     if (t.write_only && !t.may_be_written())
-      detail::fail(t.origin, "signature.inputs." + t.name + ".write_only", "write_only needs mutated");
+      detail::fail(t.origin, "signature.inputs." + t.name + ".write_only",
+                   "write_only needs mutated");
   }
   for (const TensorDecl& o : e.outputs) {
     if (o.alias.empty()) continue;
     const TensorDecl* in = e.find_input(o.alias);
     if (!in || !in->may_be_written())
-      detail::fail(o.origin, "signature.outputs." + o.name + ".alias", fmt::format("'{}' is not a written input", o.alias));
+      detail::fail(o.origin, "signature.outputs." + o.name + ".alias",
+                   fmt::format("'{}' is not a written input", o.alias));
     if (o.buffer_out)
-      detail::fail(o.origin, "signature.outputs." + o.name, "an output is either an alias or the out buffer, not both");
+      detail::fail(o.origin, "signature.outputs." + o.name,
+                   "an output is either an alias or the out buffer, not both");
   }
-  if (e.roofline.flops.ast) d.flops = detail::compile_at(e.roofline.flops, d.scope, expr::Kind::kInt, "an int", true);
+  if (e.roofline.flops.ast)
+    d.flops = detail::compile_at(e.roofline.flops, d.scope, expr::Kind::kInt, "an int", true);
   if (e.roofline.bytes && e.roofline.bytes->ast)
     d.bytes = detail::compile_at(*e.roofline.bytes, d.scope, expr::Kind::kInt, "an int", true);
 
   // Discriminant params: bool, enum and optional values fix a construction point.
   for (std::size_t i = 0; i < e.params.size(); ++i) {
     const ParamDecl& p = e.params[i];
-    if (p.tensor || p.type.optional || p.type.kind == ParamKind::kBool || p.type.kind == ParamKind::kEnum)
+    if (p.tensor || p.type.optional || p.type.kind == ParamKind::kBool ||
+        p.type.kind == ParamKind::kEnum)
       d.discriminant_params.push_back(static_cast<int>(i));
   }
 
@@ -485,7 +541,8 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
     PlanTensor& t = d.tensors[ti];
     if (t.role != PlanTensor::Role::kCtor || t.dtype_index_slot < 0) continue;
     for (int i = 0; i < d.num_inputs; ++i)
-      if (d.input(i).optional_bit < 0 && d.input(i).dtype_index_slot == t.dtype_index_slot) t.dtype_at_call = true;
+      if (d.input(i).optional_bit < 0 && d.input(i).dtype_index_slot == t.dtype_index_slot)
+        t.dtype_at_call = true;
     if (t.dtype_at_call) d.ctor_dtype_at_call.push_back(static_cast<int>(ti));
   }
 
@@ -532,7 +589,8 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
       auto check = [&](const expr::Program& p, const std::string& what) {
         if (s.solvable && !sched.reads_known(p)) {
           s.solvable = false;
-          s.unsolved = fmt::format("output {}'s {} reads '{}', which no input solves", t.decl->name, what, sched.first_unknown(p));
+          s.unsolved = fmt::format("output {}'s {} reads '{}', which no input solves", t.decl->name,
+                                   what, sched.first_unknown(p));
         }
         sched.note_reads(s, p);
       };
@@ -541,16 +599,20 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
     }
     if (s.solvable && d.flops && !sched.reads_known(*d.flops)) {
       s.solvable = false;
-      s.unsolved = fmt::format("roofline.flops reads '{}', which no input solves", sched.first_unknown(*d.flops));
+      s.unsolved = fmt::format("roofline.flops reads '{}', which no input solves",
+                               sched.first_unknown(*d.flops));
     }
     if (s.solvable && d.bytes && !sched.reads_known(*d.bytes)) {
       s.solvable = false;
-      s.unsolved = fmt::format("roofline.bytes reads '{}', which no input solves", sched.first_unknown(*d.bytes));
+      s.unsolved = fmt::format("roofline.bytes reads '{}', which no input solves",
+                               sched.first_unknown(*d.bytes));
     }
     if (!s.solvable) {
       std::string present;
       for (int i : tensors) present += (present.empty() ? "" : ", ") + d.tensors[i].decl->name;
-      detail::fail(e, "signature", fmt::format("no inference plan when the call passes [{}]: {}", present, s.unsolved));
+      detail::fail(
+          e, "signature",
+          fmt::format("no inference plan when the call passes [{}]: {}", present, s.unsolved));
     }
     d.calls[mask] = std::move(s);
   }

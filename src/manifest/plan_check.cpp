@@ -19,8 +19,9 @@ namespace {
 bool present(const std::optional<Tensor>& t) { return t && t->defined(); }
 
 bool same_tensor(const Tensor& a, const Tensor& b) {
-  return a.storage() == b.storage() && a.byte_offset() == b.byte_offset() && a.shape() == b.shape() &&
-         a.strides() == b.strides() && a.dtype() == b.dtype() && a.device() == b.device();
+  return a.storage() == b.storage() && a.byte_offset() == b.byte_offset() &&
+         a.shape() == b.shape() && a.strides() == b.strides() && a.dtype() == b.dtype() &&
+         a.device() == b.device();
 }
 
 std::optional<Device> call_device(const PlanData& d, const ConstructionState& state,
@@ -31,7 +32,8 @@ std::optional<Device> call_device(const PlanData& d, const ConstructionState& st
     const Tensor& t = *inputs[i];
     if (d.input(i).decl->cpu_only) {
       if (!t.device().is_cpu() && !t.device().is_meta())
-        fail(d, fmt::format("{} declares `device: cpu` but is on {}", d.input(i).decl->name, t.device().str()));
+        fail(d, fmt::format("{} declares `device: cpu` but is on {}", d.input(i).decl->name,
+                            t.device().str()));
       continue;
     }
     if (!device) {
@@ -40,7 +42,8 @@ std::optional<Device> call_device(const PlanData& d, const ConstructionState& st
       std::string devices;
       for (int j = 0; j < d.num_inputs; ++j)
         if (present(inputs[j]) && !d.input(j).decl->cpu_only)
-          devices += (devices.empty() ? "" : ", ") + d.input(j).decl->name + " on " + inputs[j]->device().str();
+          devices += (devices.empty() ? "" : ", ") + d.input(j).decl->name + " on " +
+                     inputs[j]->device().str();
       fail(d, fmt::format("needs every tensor on one device; got [{}]", devices));
     }
   }
@@ -51,8 +54,10 @@ std::optional<Device> call_device(const PlanData& d, const ConstructionState& st
   }
   for (const auto& t : state.ctor_tensors) {
     if (!t) continue;
-    if (!device) device = t->device();
-    else if (*device != t->device()) fail(d, "construction-time tensors are on more than one device");
+    if (!device)
+      device = t->device();
+    else if (*device != t->device())
+      fail(d, "construction-time tensors are on more than one device");
   }
   return device;
 }
@@ -72,8 +77,9 @@ void check_dtype_combos(const PlanData& d, const std::vector<Value>& frame) {
   for (const auto& [name, dt] : combos.front()) {
     cols += (cols.empty() ? "" : ", ") + name;
     const expr::Scope::Entry* s = d.scope.find(name);
-    vals += (vals.empty() ? "" : ", ") +
-            (s && frame[s->slot].is_dtype() ? std::string(dtype_name(frame[s->slot].as_dtype())) : "?");
+    vals +=
+        (vals.empty() ? "" : ", ") +
+        (s && frame[s->slot].is_dtype() ? std::string(dtype_name(frame[s->slot].as_dtype())) : "?");
   }
   fail(d, fmt::format("[{}] = [{}] is not a dtype_combos row", cols, vals));
 }
@@ -81,16 +87,20 @@ void check_dtype_combos(const PlanData& d, const std::vector<Value>& frame) {
 }  // namespace
 
 SignatureCall SignaturePlan::check(const ConstructionState& state,
-                                   std::span<const std::optional<Tensor>> inputs, const Tensor* out) const {
+                                   std::span<const std::optional<Tensor>> inputs,
+                                   const Tensor* out) const {
   SignatureCall call;
   check_into(call, state, inputs, out);
   return call;
 }
 
-std::unique_ptr<SignatureCall> SignaturePlan::new_record() { return std::unique_ptr<SignatureCall>(new SignatureCall()); }
+std::unique_ptr<SignatureCall> SignaturePlan::new_record() {
+  return std::unique_ptr<SignatureCall>(new SignatureCall());
+}
 
 void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& state,
-                               std::span<const std::optional<Tensor>> inputs, const Tensor* out) const {
+                               std::span<const std::optional<Tensor>> inputs,
+                               const Tensor* out) const {
   const PlanData& d = *data_;
   if (inputs.size() != static_cast<std::size_t>(d.num_inputs))
     fail(d, fmt::format("takes {} inputs, got {}", d.num_inputs, inputs.size()));
@@ -114,8 +124,10 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     if (!present(inputs[i])) continue;
     const Tensor& t = *inputs[i];
     const TensorDecl& decl = *d.input(i).decl;
-    if (decl.contiguous && !t.is_contiguous()) fail(d, fmt::format("{} must be contiguous", decl.name));
-    if (((written >> i) & 1u) && t.read_only()) fail(d, fmt::format("{} is written but read-only", decl.name));
+    if (decl.contiguous && !t.is_contiguous())
+      fail(d, fmt::format("{} must be contiguous", decl.name));
+    if (((written >> i) & 1u) && t.read_only())
+      fail(d, fmt::format("{} is written but read-only", decl.name));
   }
 
   // Note [Record reuse]: a record from this construction keeps the construction's values; the
@@ -145,17 +157,22 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     const auto& t = state.ctor_tensors[i];
     record(call.tensors_[i], t ? &*t : nullptr);
   }
-  for (int i = 0; i < d.num_inputs; ++i) record(call.tensors_[d.num_ctor + i], present(inputs[i]) ? &*inputs[i] : nullptr);
+  for (int i = 0; i < d.num_inputs; ++i)
+    record(call.tensors_[d.num_ctor + i], present(inputs[i]) ? &*inputs[i] : nullptr);
   for (int slot : schedule.fill_tensor_slots) {
     const int ti = d.slot_tensor[slot];
-    bool is_present = slot == d.out_slot ? has_out : (ti >= 0 && (call.tensors_[ti].present || d.tensors[ti].role == PlanTensor::Role::kOutput));
+    bool is_present = slot == d.out_slot
+                          ? has_out
+                          : (ti >= 0 && (call.tensors_[ti].present ||
+                                         d.tensors[ti].role == PlanTensor::Role::kOutput));
     call.frame_[slot] = is_present ? Value(true) : Value();
   }
   detail::CallScratch scratch(d);
   detail::run_schedule(d, schedule, call.frame_, call.tensors_, scratch);
   // Note [Ctor tensor dtypes]: the call's dtype, which the op casts the tensor to.
   for (int ti : d.ctor_dtype_at_call)
-    if (call.tensors_[ti].present) call.tensors_[ti].dtype = call.frame_[d.tensors[ti].dtype_index_slot].as_dtype();
+    if (call.tensors_[ti].present)
+      call.tensors_[ti].dtype = call.frame_[d.tensors[ti].dtype_index_slot].as_dtype();
   check_dtype_combos(d, call.frame_);
 
   for (int o = 0; o < d.num_outputs; ++o) {
@@ -176,18 +193,23 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
         rec.shape.push_back(v.as_int());
       }
     }
-    rec.dtype = detail::operand(d, t.dtype, t.dtype_direct, call.frame_, value, {t.decl->name, "dtype"}).as_dtype();
+    rec.dtype =
+        detail::operand(d, t.dtype, t.dtype_direct, call.frame_, value, {t.decl->name, "dtype"})
+            .as_dtype();
   }
 
   if (has_out) {
     const TensorRecord& want = call.tensors_[d.num_ctor + d.num_inputs + d.buffer_output];
     const std::string& oname = d.output(d.buffer_output).decl->name;
     if (out->shape() != want.shape)
-      fail(d, fmt::format("out does not have the shape of {}: got {}, expected {}", oname, out->shape().str(), want.shape.str()));
+      fail(d, fmt::format("out does not have the shape of {}: got {}, expected {}", oname,
+                          out->shape().str(), want.shape.str()));
     if (out->dtype() != want.dtype)
-      fail(d, fmt::format("out dtype is not the dtype of {}: got {}, expected {}", oname, dtype_name(out->dtype()), dtype_name(want.dtype)));
+      fail(d, fmt::format("out dtype is not the dtype of {}: got {}, expected {}", oname,
+                          dtype_name(out->dtype()), dtype_name(want.dtype)));
     if (device && out->device() != *device)
-      fail(d, fmt::format("out is not on the call device {}: got {}", device->str(), out->device().str()));
+      fail(d, fmt::format("out is not on the call device {}: got {}", device->str(),
+                          out->device().str()));
     if (!out->is_contiguous()) fail(d, "out must be contiguous");
     if (out->read_only()) fail(d, "out is read-only");
     for (int i = 0; i < d.num_inputs; ++i)
@@ -198,7 +220,8 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     if (!((written >> i) & 1u)) continue;
     for (int j = 0; j < d.num_inputs; ++j) {
       if (j != i && present(inputs[j]) && inputs[i]->shares_storage_with(*inputs[j]))
-        fail(d, fmt::format("{} is written and shares storage with input {}", d.input(i).decl->name, d.input(j).decl->name));
+        fail(d, fmt::format("{} is written and shares storage with input {}", d.input(i).decl->name,
+                            d.input(j).decl->name));
     }
   }
 
@@ -217,18 +240,21 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
   call.presence_ = presence;
 }
 
-void SignaturePlan::check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,
-                                 const Tensor* out, std::span<const std::optional<Tensor>> results) const {
+void SignaturePlan::check_result(const SignatureCall& call,
+                                 std::span<const std::optional<Tensor>> inputs, const Tensor* out,
+                                 std::span<const std::optional<Tensor>> results) const {
   const PlanData& d = *data_;
   if (results.size() != static_cast<std::size_t>(d.num_outputs))
     fail(d, fmt::format("forward returns {} output{}; the signature declares {}", results.size(),
                         results.size() == 1 ? "" : "s", d.num_outputs));
   for (int o = 0; o < d.num_outputs; ++o) {
     const TensorDecl& decl = *d.output(o).decl;
-    if (!present(results[o])) fail(d, fmt::format("forward returns no tensor for output {}", decl.name));
+    if (!present(results[o]))
+      fail(d, fmt::format("forward returns no tensor for output {}", decl.name));
     const Tensor& r = *results[o];
     if (decl.buffer_out && call.has_out()) {
-      if (!out || !same_tensor(r, *out)) fail(d, fmt::format("output {} is not the out tensor the call passed", decl.name));
+      if (!out || !same_tensor(r, *out))
+        fail(d, fmt::format("output {} is not the out tensor the call passed", decl.name));
       continue;
     }
     if (!decl.alias.empty()) {
@@ -236,25 +262,34 @@ void SignaturePlan::check_result(const SignatureCall& call, std::span<const std:
       int ii = static_cast<int>(in - d.entry->inputs.data());
       if (call.writes_input(ii)) {
         if (!present(inputs[ii]) || !same_tensor(r, *inputs[ii]))
-          fail(d, fmt::format("output {} is not input {}, which it aliases", decl.name, decl.alias));
+          fail(d,
+               fmt::format("output {} is not input {}, which it aliases", decl.name, decl.alias));
         continue;
       }
     }
     const TensorRecord& want = call.output(o);
     if (r.shape() != want.shape)
-      fail(d, fmt::format("output {} has shape {}, expected {}", decl.name, r.shape().str(), want.shape.str()));
+      fail(d, fmt::format("output {} has shape {}, expected {}", decl.name, r.shape().str(),
+                          want.shape.str()));
     if (r.dtype() != want.dtype)
-      fail(d, fmt::format("output {} has dtype {}, expected {}", decl.name, dtype_name(r.dtype()), dtype_name(want.dtype)));
+      fail(d, fmt::format("output {} has dtype {}, expected {}", decl.name, dtype_name(r.dtype()),
+                          dtype_name(want.dtype)));
     if (call.device() && r.device() != *call.device())
-      fail(d, fmt::format("output {} is on {}, not on the call device {}", decl.name, r.device().str(), call.device()->str()));
-    if (decl.contiguous && !r.is_contiguous()) fail(d, fmt::format("output {} must be contiguous", decl.name));
+      fail(d, fmt::format("output {} is on {}, not on the call device {}", decl.name,
+                          r.device().str(), call.device()->str()));
+    if (decl.contiguous && !r.is_contiguous())
+      fail(d, fmt::format("output {} must be contiguous", decl.name));
     for (int i = 0; i < d.num_inputs; ++i) {
       if (present(inputs[i]) && r.shares_storage_with(*inputs[i]))
-        fail(d, fmt::format("output {} shares storage with a tensor it does not declare as its alias (input {})", decl.name, d.input(i).decl->name));
+        fail(d, fmt::format("output {} shares storage with a tensor it does not declare as its "
+                            "alias (input {})",
+                            decl.name, d.input(i).decl->name));
     }
     for (int p = 0; p < o; ++p) {
       if (present(results[p]) && r.shares_storage_with(*results[p]))
-        fail(d, fmt::format("output {} shares storage with a tensor it does not declare as its alias (output {})", decl.name, d.output(p).decl->name));
+        fail(d, fmt::format("output {} shares storage with a tensor it does not declare as its "
+                            "alias (output {})",
+                            decl.name, d.output(p).decl->name));
     }
   }
 }

@@ -15,8 +15,8 @@ namespace tileops::manifest {
 using detail::PlanData;
 using detail::PlanTensor;
 
-ConstructionState SignaturePlan::construct(const ParamMap& params,
-                                           std::span<const std::optional<Tensor>> ctor_tensors) const {
+ConstructionState SignaturePlan::construct(
+    const ParamMap& params, std::span<const std::optional<Tensor>> ctor_tensors) const {
   const PlanData& d = *data_;
   const Entry& e = *d.entry;
   static std::atomic<std::uint64_t> next_id{1};
@@ -29,31 +29,35 @@ ConstructionState SignaturePlan::construct(const ParamMap& params,
   }
   state.ctor_tensors.assign(d.num_ctor, std::nullopt);
   if (ctor_tensors.size() > static_cast<std::size_t>(d.num_ctor))
-    throw CheckError(fmt::format("{}: takes {} construction-time tensors, got {}", d.op_name, d.num_ctor, ctor_tensors.size()));
+    throw CheckError(fmt::format("{}: takes {} construction-time tensors, got {}", d.op_name,
+                                 d.num_ctor, ctor_tensors.size()));
   for (std::size_t i = 0; i < e.params.size(); ++i) {
     const ParamDecl& p = e.params[i];
     int slot = d.param_slots[i];
     if (p.tensor) {
       const PlanTensor& t = d.tensors[detail::slot_tensor(d, slot)];
-      std::optional<Tensor> given =
-          t.role_index < static_cast<int>(ctor_tensors.size()) ? ctor_tensors[t.role_index] : std::nullopt;
+      std::optional<Tensor> given = t.role_index < static_cast<int>(ctor_tensors.size())
+                                        ? ctor_tensors[t.role_index]
+                                        : std::nullopt;
       if (given && !given->defined()) given.reset();
       if (!given && !p.tensor->optional)
-        throw CheckError(fmt::format("{}: construction-time tensor '{}' is required", d.op_name, p.name));
+        throw CheckError(
+            fmt::format("{}: construction-time tensor '{}' is required", d.op_name, p.name));
       state.ctor_tensors[t.role_index] = given;
       state.frame[slot] = given ? Value(true) : Value();
       continue;
     }
     const Value* given = params.find(p.name);
     if (!given) {
-      if (!p.default_value) throw CheckError(fmt::format("{}: param '{}' is required", d.op_name, p.name));
+      if (!p.default_value)
+        throw CheckError(fmt::format("{}: param '{}' is required", d.op_name, p.name));
       state.frame[slot] = *p.default_value;
       continue;
     }
     auto conformed = conform_param_value(p.type, *given);
     if (!conformed)
-      throw CheckError(fmt::format("{}: param '{}' = {} is not {}", d.op_name, p.name, given->repr(),
-                                   detail::with_article(p.type.text)));
+      throw CheckError(fmt::format("{}: param '{}' = {} is not {}", d.op_name, p.name,
+                                   given->repr(), detail::with_article(p.type.text)));
     state.frame[slot] = std::move(*conformed);
   }
   // Params written into shapes are axis lengths: they may not be negative.
@@ -64,12 +68,14 @@ ConstructionState SignaturePlan::construct(const ParamMap& params,
       const ParamDecl* p = e.find_param(a.text);
       if (!p || p->tensor) continue;
       const Value& v = state.frame[d.scope.find(a.text)->slot];
-      bool negative = (v.is_int() && v.as_int() < 0) ||
-                      (v.is_int_list() && std::any_of(v.as_int_list().begin(), v.as_int_list().end(),
-                                                       [](std::int64_t x) { return x < 0; }));
+      bool negative =
+          (v.is_int() && v.as_int() < 0) ||
+          (v.is_int_list() && std::any_of(v.as_int_list().begin(), v.as_int_list().end(),
+                                          [](std::int64_t x) { return x < 0; }));
       if (negative)
-        throw CheckError(fmt::format("{}: param '{}' = {} is an axis length of {} and may not be negative",
-                                     d.op_name, p->name, v.repr(), t.decl->name));
+        throw CheckError(
+            fmt::format("{}: param '{}' = {} is an axis length of {} and may not be negative",
+                        d.op_name, p->name, v.repr(), t.decl->name));
     }
   }
   detail::CallScratch scratch(d);
@@ -94,7 +100,8 @@ ParamMap SignaturePlan::params_of(const ConstructionState& state) const {
   return out;
 }
 
-std::shared_ptr<const detail::Specialization> SignaturePlan::specialise(const std::vector<Value>& frame) const {
+std::shared_ptr<const detail::Specialization> SignaturePlan::specialise(
+    const std::vector<Value>& frame) const {
   const PlanData& d = *data_;
   std::vector<Value> key;
   for (int i : d.discriminant_params) key.push_back(frame[d.param_slots[i]]);
@@ -123,7 +130,8 @@ std::shared_ptr<const detail::Specialization> SignaturePlan::specialise(const st
         try {
           writes = d.mutated_when[i].eval(scratch_frame).as_bool();
         } catch (const Error& err) {
-          throw CheckError(fmt::format("{}: signature.inputs.{}.mutated: {}", d.op_name, t.decl->name, err.what()));
+          throw CheckError(fmt::format("{}: signature.inputs.{}.mutated: {}", d.op_name,
+                                       t.decl->name, err.what()));
         }
       }
       if (present && writes) written |= 1u << i;

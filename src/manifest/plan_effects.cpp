@@ -11,13 +11,16 @@ namespace tileops::manifest {
 
 using detail::PlanData;
 
-EffectBranch SignaturePlan::effect_branch(const ConstructionState& state, std::uint32_t presence) const {
+EffectBranch SignaturePlan::effect_branch(const ConstructionState& state,
+                                          std::uint32_t presence) const {
   if (presence >= state.point->branches.size())
-    throw CheckError(fmt::format("{}: presence key {} is outside the signature", data_->op_name, presence));
+    throw CheckError(
+        fmt::format("{}: presence key {} is outside the signature", data_->op_name, presence));
   return state.point->branches[presence];
 }
 
-std::uint32_t SignaturePlan::presence_of(std::span<const std::optional<Tensor>> inputs, bool has_out) const {
+std::uint32_t SignaturePlan::presence_of(std::span<const std::optional<Tensor>> inputs,
+                                         bool has_out) const {
   const PlanData& d = *data_;
   std::uint32_t presence = has_out ? 1u << d.out_bit : 0u;
   for (int i = 0; i < d.num_inputs && i < static_cast<int>(inputs.size()); ++i) {
@@ -32,7 +35,8 @@ RooflineResult SignaturePlan::eval_roofline(const SignatureCall& call) const {
   std::vector<Value> frame(call.frame().begin(), call.frame().end());
   auto records = call.tensors();
   for (std::size_t i = 0; i < d.tensors.size(); ++i) {
-    frame[d.tensors[i].slot] = records[i].present ? Value(Tensor::meta(records[i].shape, records[i].dtype)) : Value();
+    frame[d.tensors[i].slot] =
+        records[i].present ? Value(Tensor::meta(records[i].shape, records[i].dtype)) : Value();
   }
   frame[d.out_slot] = call.has_out() ? Value(true) : Value();
   RooflineResult r;
@@ -50,9 +54,9 @@ RooflineResult SignaturePlan::eval_roofline(const SignatureCall& call) const {
 namespace {
 
 // Abbreviations that stay one word in operator names (reference §7.2).
-constexpr const char* kAbbreviations[] = {"W4A16", "W4A8", "W8A8", "FP8", "INT8", "INT4", "C2C", "TopK", "TopP",
-                                          "MinP",  "MoE",  "RoPE", "YaRN", "MLP", "FFT",  "RMS",  "NSA", "MLA",
-                                          "GQA",   "SSD",  "MHC"};
+constexpr const char* kAbbreviations[] = {"W4A16", "W4A8", "W8A8", "FP8", "INT8", "INT4", "C2C",
+                                          "TopK",  "TopP", "MinP", "MoE", "RoPE", "YaRN", "MLP",
+                                          "FFT",   "RMS",  "NSA",  "MLA", "GQA",  "SSD",  "MHC"};
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -94,7 +98,8 @@ std::string SignaturePlan::operator_stem(const std::string& family, const std::s
   }
   std::string stem;
   for (const auto& w : words) stem += (stem.empty() ? "" : "_") + w;
-  if (stem.rfind(family, 0) == 0 && (stem.size() == family.size() || stem[family.size()] == '_')) return stem;
+  if (stem.rfind(family, 0) == 0 && (stem.size() == family.size() || stem[family.size()] == '_'))
+    return stem;
   return family + "_" + stem;
 }
 

@@ -63,15 +63,17 @@ void align(const PlanData& d, const Step& step, std::vector<Value>& frame, const
     if (!term.splice) {
       pos[t.term_offset + k] = static_cast<std::int64_t>(p++);
     } else if (static_cast<int>(k) == step.term) {
-      frame[step.slot] = Value(Shape(std::span<const std::int64_t>(rec.shape.data() + p, unknown_len)));
+      frame[step.slot] =
+          Value(Shape(std::span<const std::int64_t>(rec.shape.data() + p, unknown_len)));
       p += unknown_len;
     } else {
       const Shape& want = known[k]->as_int_list();
       for (std::size_t j = 0; j < want.size(); ++j) {
         if (rec.shape[p + j] != want[j]) {
           Shape got(std::span<const std::int64_t>(rec.shape.data() + p, want.size()));
-          fail(d, fmt::format("{} shape does not match *{}: axes {}..{} of {} are {}, expected {}", name,
-                              term.expr.source, p, p + want.size() - 1, rec.shape.str(), got.str(), want.str()));
+          fail(d, fmt::format("{} shape does not match *{}: axes {}..{} of {} are {}, expected {}",
+                              name, term.expr.source, p, p + want.size() - 1, rec.shape.str(),
+                              got.str(), want.str()));
         }
       }
       p += want.size();
@@ -89,7 +91,8 @@ std::string Where::str() const {
   return s;
 }
 
-Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame, const Where& where) {
+Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame,
+                   const Where& where) {
   try {
     return p.eval(frame);
   } catch (const CheckError&) {
@@ -115,7 +118,8 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         bool allowed = false;
         for (DType a : idx.dtypes) allowed = allowed || a == dt;
         if (!allowed)
-          fail(d, fmt::format("{} dtype is outside {}; got {}", t.decl->name, dtype_list(idx.dtypes), dtype_name(dt)));
+          fail(d, fmt::format("{} dtype is outside {}; got {}", t.decl->name,
+                              dtype_list(idx.dtypes), dtype_name(dt)));
         if (step.kind == Step::Kind::kDTypeBind) frame[step.slot] = Value(dt);
         break;
       }
@@ -123,14 +127,16 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         const PlanTensor& t = d.tensors[step.tensor];
         DType dt = records[step.tensor].dtype;
         Value value;
-        DType want = operand(d, *step.prog, t.dtype_direct, frame, value, {t.decl->name, "dtype"}).as_dtype();
+        DType want = operand(d, *step.prog, t.dtype_direct, frame, value, {t.decl->name, "dtype"})
+                         .as_dtype();
         if (dt != want) {
           if (t.dtype_index_slot >= 0)
-            fail(d, fmt::format("{} dtype differs from {} ({}); got {}", t.decl->name, t.decl->dtype.source,
-                                dtype_name(want), dtype_name(dt)));
+            fail(d, fmt::format("{} dtype differs from {} ({}); got {}", t.decl->name,
+                                t.decl->dtype.source, dtype_name(want), dtype_name(dt)));
           // The value is spelled out only when the declaration is an expression, not a dtype name.
           const std::string& src = t.decl->dtype.source;
-          std::string decl = src == dtype_name(want) ? src : fmt::format("{} ({})", src, dtype_name(want));
+          std::string decl =
+              src == dtype_name(want) ? src : fmt::format("{} ({})", src, dtype_name(want));
           fail(d, fmt::format("{} dtype is not {}; got {}", t.decl->name, decl, dtype_name(dt)));
         }
         break;
@@ -147,7 +153,8 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         const PlanTensor& t = d.tensors[step.tensor];
         std::int64_t axis = pos[t.term_offset + step.term];
         std::int64_t size = records[step.tensor].shape[axis];
-        std::int64_t e = step.prog ? eval_checked(d, *step.prog, frame, {t.decl->name, "shape"}).as_int() : 0;
+        std::int64_t e =
+            step.prog ? eval_checked(d, *step.prog, frame, {t.decl->name, "shape"}).as_int() : 0;
         std::int64_t num = size - step.sign * e;
         if (num < 0 || num % step.coeff != 0)
           fail(d, fmt::format("{} axis {} is not {}; got {}", t.decl->name, axis,
@@ -161,14 +168,17 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         std::int64_t size = records[step.tensor].shape[axis];
         Value value;
         std::int64_t want =
-            operand(d, *step.prog, t.axis_direct[step.term], frame, value, {t.decl->name, "shape"}).as_int();
+            operand(d, *step.prog, t.axis_direct[step.term], frame, value, {t.decl->name, "shape"})
+                .as_int();
         if (size != want)
-          fail(d, fmt::format("{} shape does not match {}: axis {} is {}, expected {}", t.decl->name,
-                              t.decl->shape.axes[step.term].expr.source, axis, size, want));
+          fail(d,
+               fmt::format("{} shape does not match {}: axis {} is {}, expected {}", t.decl->name,
+                           t.decl->shape.axes[step.term].expr.source, axis, size, want));
         break;
       }
       case Step::Kind::kLet:
-        frame[step.slot] = eval_checked(d, *step.prog, frame, {"signature.let", d.entry->lets[step.index].name});
+        frame[step.slot] =
+            eval_checked(d, *step.prog, frame, {"signature.let", d.entry->lets[step.index].name});
         break;
       case Step::Kind::kRule: {
         const Where where{"", "shape_rules", step.index};

@@ -37,12 +37,13 @@ struct Where {
 };
 
 // Evaluates `p`, turning an evaluation failure into CheckError "<Op>: <where>: <what>".
-Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame, const Where& where);
+Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<Value>& frame,
+                   const Where& where);
 
 // The value of a term: read straight from the frame when the term is a bare name (`direct` is its
 // slot), else evaluated into `scratch`.
-inline const Value& operand(const PlanData& d, const expr::Program& p, int direct, const std::vector<Value>& frame,
-                            Value& scratch, const Where& where) {
+inline const Value& operand(const PlanData& d, const expr::Program& p, int direct,
+                            const std::vector<Value>& frame, Value& scratch, const Where& where) {
   if (direct >= 0) return frame[direct];
   scratch = eval_checked(d, p, frame, where);
   return scratch;

@@ -20,12 +20,13 @@ struct PlanTensor {
   enum class Role : std::uint8_t { kCtor, kInput, kOutput };
   const TensorDecl* decl = nullptr;
   Role role = Role::kInput;
-  int role_index = 0;       // index within its group (ctor tensors, inputs or outputs)
-  int slot = -1;            // its scope slot (kind Tensor: read by present() and bytes())
-  int term_offset = 0;      // first entry of its axis terms in the per-call position scratch
-  int optional_bit = -1;    // optional inputs: their bit in the presence key
+  int role_index = 0;         // index within its group (ctor tensors, inputs or outputs)
+  int slot = -1;              // its scope slot (kind Tensor: read by present() and bytes())
+  int term_offset = 0;        // first entry of its axis terms in the per-call position scratch
+  int optional_bit = -1;      // optional inputs: their bit in the presence key
   int dtype_index_slot = -1;  // dtype is a bare DType index: that index's slot
-  bool dtype_at_call = false;  // a ctor tensor whose dtype the call decides (Note [Ctor tensor dtypes])
+  bool dtype_at_call =
+      false;  // a ctor tensor whose dtype the call decides (Note [Ctor tensor dtypes])
   expr::Program dtype;
   int dtype_direct = -1;            // dtype is a bare name: its slot
   std::vector<expr::Program> axes;  // per axis term (a splice evaluates to a sequence)
@@ -35,15 +36,15 @@ struct PlanTensor {
 // One step of a schedule. The scheduler orders steps so that each reads only solved slots.
 struct Step {
   enum class Kind : std::uint8_t {
-    kDTypeBind,   // slot := dtype of tensor (checked against the index's set)
+    kDTypeBind,     // slot := dtype of tensor (checked against the index's set)
     kDTypeAllowed,  // dtype of tensor is in the set of index `slot` (binds nothing)
-    kDTypeCheck,  // dtype of tensor == eval(prog)
-    kAlign,       // match the tensor's rank to its terms; bind its unknown splice, check known ones
-    kBind,        // slot := axis `term` of tensor
-    kAffine,      // slot := (axis - sign * eval(prog)) / coeff, exactly and non-negative
-    kAxisCheck,   // axis `term` of tensor == eval(prog)
-    kLet,         // slot := eval(prog)
-    kRule,        // eval(prog) holds
+    kDTypeCheck,    // dtype of tensor == eval(prog)
+    kAlign,      // match the tensor's rank to its terms; bind its unknown splice, check known ones
+    kBind,       // slot := axis `term` of tensor
+    kAffine,     // slot := (axis - sign * eval(prog)) / coeff, exactly and non-negative
+    kAxisCheck,  // axis `term` of tensor == eval(prog)
+    kLet,        // slot := eval(prog)
+    kRule,       // eval(prog) holds
   };
   Kind kind = Kind::kRule;
   int tensor = -1;
@@ -58,7 +59,7 @@ struct Step {
 // The solving order of one presence point, fixed when the plan is built.
 struct Schedule {
   bool solvable = true;
-  std::string unsolved;  // why not, when !solvable
+  std::string unsolved;      // why not, when !solvable
   std::vector<int> tensors;  // plan tensors that take part (present inputs / ctor tensors)
   std::vector<Step> steps;
   std::vector<int> fill_tensor_slots;  // tensor slots some program of this schedule reads
@@ -74,12 +75,12 @@ struct PlanData {
   std::string stem;
 
   expr::Scope scope;
-  std::vector<int> index_slots;   // per forall index
-  std::vector<int> param_slots;   // per param (a ctor tensor param's slot is its tensor slot)
-  std::vector<int> let_slots;     // per let, in declaration order
-  std::vector<expr::Program> lets;          // per let
-  std::vector<int> let_order;               // lets in dependency order
-  std::vector<expr::Program> rules;         // per shape rule
+  std::vector<int> index_slots;      // per forall index
+  std::vector<int> param_slots;      // per param (a ctor tensor param's slot is its tensor slot)
+  std::vector<int> let_slots;        // per let, in declaration order
+  std::vector<expr::Program> lets;   // per let
+  std::vector<int> let_order;        // lets in dependency order
+  std::vector<expr::Program> rules;  // per shape rule
   std::vector<expr::Program> mutated_when;  // per input (invalid when none)
   std::optional<expr::Program> flops;
   std::optional<expr::Program> bytes;
@@ -90,9 +91,10 @@ struct PlanData {
   int num_inputs = 0;
   int num_outputs = 0;
   int total_terms = 0;
-  std::vector<int> optional_inputs;  // input indices, in declaration order; bit i = optional_inputs[i]
-  int out_bit = 0;                   // presence bit of `out` (== optional_inputs.size())
-  int buffer_output = -1;            // output index declaring buffer: out
+  std::vector<int>
+      optional_inputs;     // input indices, in declaration order; bit i = optional_inputs[i]
+  int out_bit = 0;         // presence bit of `out` (== optional_inputs.size())
+  int buffer_output = -1;  // output index declaring buffer: out
 
   std::vector<bool> known_at_construction;  // per slot, after the construction schedule
   std::vector<int> ctor_dtype_at_call;      // plan tensors (ctor) whose dtype the call decides

@@ -31,7 +31,8 @@ std::vector<std::pair<std::string, Value>> SignatureCall::indices() const {
   std::vector<std::pair<std::string, Value>> out;
   for (const auto& e : d.scope.entries()) {
     if (e.role == expr::NameRole::kTensor || frame_[e.slot].is_none()) continue;
-    if (e.role == expr::NameRole::kIndex && d.slot_index[e.slot]->kind == IndexKind::kSeqInt) continue;
+    if (e.role == expr::NameRole::kIndex && d.slot_index[e.slot]->kind == IndexKind::kSeqInt)
+      continue;
     out.emplace_back(e.name, frame_[e.slot]);
   }
   return out;
@@ -40,19 +41,24 @@ std::vector<std::pair<std::string, Value>> SignatureCall::indices() const {
 bool SignatureCall::present(std::string_view name) const {
   if (name == "out") return has_out_;
   int i = tensor_index(plan_->data(), name);
-  if (i < 0) throw CheckError(fmt::format("{}: '{}' is not a tensor of the signature", plan_->op_name(), name));
+  if (i < 0)
+    throw CheckError(
+        fmt::format("{}: '{}' is not a tensor of the signature", plan_->op_name(), name));
   return tensors_[i].present;
 }
 
 const TensorRecord& SignatureCall::tensor(std::string_view name) const {
   int i = tensor_index(plan_->data(), name);
-  if (i < 0) throw CheckError(fmt::format("{}: '{}' is not a tensor of the signature", plan_->op_name(), name));
+  if (i < 0)
+    throw CheckError(
+        fmt::format("{}: '{}' is not a tensor of the signature", plan_->op_name(), name));
   return tensors_[i];
 }
 
 std::int64_t SignatureCall::bytes(std::string_view name) const {
   const TensorRecord& t = tensor(name);
-  if (!t.present) throw CheckError(fmt::format("{}: '{}' is absent in this call", plan_->op_name(), name));
+  if (!t.present)
+    throw CheckError(fmt::format("{}: '{}' is absent in this call", plan_->op_name(), name));
   return (t.shape.numel() * dtype_bits(t.dtype) + 7) / 8;
 }
 

@@ -31,9 +31,12 @@ std::vector<Piece> split_pieces(std::string_view s, char sep) {
       if (c == quote) quote = 0;
       continue;
     }
-    if (c == '\'' || c == '"') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
     else if (c == sep && depth == 0) {
       out.push_back({std::string(s.substr(start, i - start)), static_cast<int>(start)});
       start = i + 1;

@@ -21,7 +21,8 @@ const Origin kUnknown{};
 
 class EntryValidator {
  public:
-  EntryValidator(const Manifest& m, const std::shared_ptr<const Entry>& e, std::vector<std::string>& out)
+  EntryValidator(const Manifest& m, const std::shared_ptr<const Entry>& e,
+                 std::vector<std::string>& out)
       : m_(m), e_(*e), entry_ptr_(e), out_(out) {}
 
   void run() {
@@ -45,12 +46,15 @@ class EntryValidator {
   // As report(), at the line and column of the declaration `at` when the loader knew it.
   void report(const Origin& at, const std::string& field, const std::string& what) {
     if (at.line == 0) return report(field, what);
-    out_.push_back(fmt::format("{}:{}:{}: {}: {}: {}", e_.file, at.line, at.column, e_.name, field, what));
+    out_.push_back(
+        fmt::format("{}:{}:{}: {}: {}: {}", e_.file, at.line, at.column, e_.name, field, what));
   }
 
   void check_family() {
     static const std::regex snake("[a-z][a-z0-9_]*");
-    if (!std::regex_match(e_.family, snake)) report(e_.origins.family, "family", fmt::format("'{}' is not a snake_case family name", e_.family));
+    if (!std::regex_match(e_.family, snake))
+      report(e_.origins.family, "family",
+             fmt::format("'{}' is not a snake_case family name", e_.family));
   }
 
   // Reports each malformed dtype_combos row; false when there was one.
@@ -69,8 +73,10 @@ class EntryValidator {
         const IndexDecl* idx = e_.find_index(name);
         const ParamDecl* p = e_.find_param(name);
         const std::vector<DType>* allowed = nullptr;
-        if (idx && idx->kind == IndexKind::kDType) allowed = &idx->dtypes;
-        else if (p && !p->tensor && p->type.kind == ParamKind::kDType) allowed = &p->type.dtypes;
+        if (idx && idx->kind == IndexKind::kDType)
+          allowed = &idx->dtypes;
+        else if (p && !p->tensor && p->type.kind == ParamKind::kDType)
+          allowed = &p->type.dtypes;
         else {
           report(at, field, fmt::format("'{}' is not a DType index or a dtype param", name));
           continue;
@@ -78,8 +84,10 @@ class EntryValidator {
         if (!allowed->empty() && std::find(allowed->begin(), allowed->end(), dt) == allowed->end())
           report(at, field, fmt::format("{} is not a dtype '{}' takes", dtype_name(dt), name));
       }
-      if (i == 0) first_keys = keys;
-      else if (keys != first_keys) report(at, field, "every row names the same columns as the first");
+      if (i == 0)
+        first_keys = keys;
+      else if (keys != first_keys)
+        report(at, field, "every row names the same columns as the first");
       if (!rows.insert(text).second) report(at, field, "repeats an earlier row");
     }
     return out_.size() == before;
@@ -91,10 +99,14 @@ class EntryValidator {
     for (std::size_t i = 0; i < e_.composition->size(); ++i) {
       const Stage& s = (*e_.composition)[i];
       // The loader drops a malformed stage, so the field of the stage's origin keeps its index.
-      std::string field = s.origin.field.empty() ? fmt::format("composition.stages[{}]", i) : s.origin.field;
-      if (!names.insert(s.name).second) report(s.origin, field, fmt::format("stage name '{}' repeats", s.name));
-      if (s.op == e_.name) report(s.origin, field, "a composite op cannot be its own stage");
-      else if (!m_.find(s.op)) report(s.origin, field, fmt::format("'{}' is not an op of the manifest", s.op));
+      std::string field =
+          s.origin.field.empty() ? fmt::format("composition.stages[{}]", i) : s.origin.field;
+      if (!names.insert(s.name).second)
+        report(s.origin, field, fmt::format("stage name '{}' repeats", s.name));
+      if (s.op == e_.name)
+        report(s.origin, field, "a composite op cannot be its own stage");
+      else if (!m_.find(s.op))
+        report(s.origin, field, fmt::format("'{}' is not an op of the manifest", s.op));
     }
   }
 
@@ -110,7 +122,8 @@ class EntryValidator {
       bool ok = true;
       for (const ParamDecl& p : e_.params)
         if (!p.tensor && !p.default_value && !row.params.contains(p.name)) {
-          report(row.origin, field, fmt::format("gives no value for the required param '{}'", p.name));
+          report(row.origin, field,
+                 fmt::format("gives no value for the required param '{}'", p.name));
           ok = false;
         }
       for (const std::string& s : row.some) {
@@ -129,10 +142,12 @@ class EntryValidator {
       std::set<std::string> needed;
       for (std::size_t i = 0; i < e_.inputs.size(); ++i) {
         const TensorDecl& t = e_.inputs[i];
-        if (t.optional && std::find(row.some.begin(), row.some.end(), t.name) == row.some.end()) continue;
+        if (t.optional && std::find(row.some.begin(), row.some.end(), t.name) == row.some.end())
+          continue;
         for (const AxisTerm& a : t.shape.axes)
           for (const std::string& n : expr::free_names(*a.expr.ast))
-            if (const IndexDecl* idx = e_.find_index(n); idx && idx->kind != IndexKind::kDType) needed.insert(n);
+            if (const IndexDecl* idx = e_.find_index(n); idx && idx->kind != IndexKind::kDType)
+              needed.insert(n);
       }
       std::set<std::string> given;
       for (const auto& [name, value] : row.indices) {
@@ -142,13 +157,17 @@ class EntryValidator {
           report(row.origin, field + "." + name, "a DType index is given in dtype_cases");
           ok = false;
         } else if (!needed.count(name)) {
-          report(row.origin, field + "." + name, "is not a shape index of the inputs this row passes");
+          report(row.origin, field + "." + name,
+                 "is not a shape index of the inputs this row passes");
           ok = false;
         } else if (idx->kind == IndexKind::kDim && !(value.is_int() && value.as_int() >= 0)) {
-          report(row.origin, field + "." + name, fmt::format("{} is not an axis length", value.repr()));
+          report(row.origin, field + "." + name,
+                 fmt::format("{} is not an axis length", value.repr()));
           ok = false;
-        } else if (idx->kind != IndexKind::kDim && !(value.is_int_list() || (value.is_tuple() && value.as_tuple().empty()))) {
-          report(row.origin, field + "." + name, fmt::format("{} is not a list of axis lengths", value.repr()));
+        } else if (idx->kind != IndexKind::kDim &&
+                   !(value.is_int_list() || (value.is_tuple() && value.as_tuple().empty()))) {
+          report(row.origin, field + "." + name,
+                 fmt::format("{} is not a list of axis lengths", value.repr()));
           ok = false;
         }
       }
@@ -171,10 +190,12 @@ class EntryValidator {
           keys.push_back(name);
           const IndexDecl* idx = e_.find_index(name);
           if (!idx || idx->kind != IndexKind::kDType) {
-            report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c), fmt::format("'{}' is not a DType index", name));
+            report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c),
+                   fmt::format("'{}' is not a DType index", name));
             ok = false;
           } else if (std::find(idx->dtypes.begin(), idx->dtypes.end(), dt) == idx->dtypes.end()) {
-            report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c), fmt::format("{} is not in {}'s set", dtype_name(dt), name));
+            report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c),
+                   fmt::format("{} is not in {}'s set", dtype_name(dt), name));
             ok = false;
           }
         }
@@ -182,7 +203,8 @@ class EntryValidator {
         std::sort(keys.begin(), keys.end());
         std::sort(want.begin(), want.end());
         if (ok && keys != want) {
-          report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c), "assigns exactly the DType indices");
+          report(row.origin, fmt::format("{}.dtype_cases[{}]", field, c),
+                 "assigns exactly the DType indices");
           ok = false;
         }
       }
@@ -192,28 +214,39 @@ class EntryValidator {
     }
     for (std::size_t i = 0; i < e_.inputs.size(); ++i) {
       if (!e_.inputs[i].optional) continue;
-      if (!passed[i]) report(e_.origins.workloads, "workloads", fmt::format("no row passes the optional input '{}'", e_.inputs[i].name));
-      if (!omitted[i]) report(e_.origins.workloads, "workloads", fmt::format("no row omits the optional input '{}'", e_.inputs[i].name));
+      if (!passed[i])
+        report(e_.origins.workloads, "workloads",
+               fmt::format("no row passes the optional input '{}'", e_.inputs[i].name));
+      if (!omitted[i])
+        report(e_.origins.workloads, "workloads",
+               fmt::format("no row omits the optional input '{}'", e_.inputs[i].name));
     }
   }
 
-  void instantiate(const SignaturePlan& plan, const WorkloadRow& row,
-                   const std::string& field, std::set<std::string>& ids) {
+  void instantiate(const SignaturePlan& plan, const WorkloadRow& row, const std::string& field,
+                   std::set<std::string>& ids) {
     try {
       for (const WorkloadCase& c : instantiate_workload(plan, row)) {
-        if (!ids.insert(c.id).second) report(row.origin, field, fmt::format("case id '{}' repeats", c.id));
+        if (!ids.insert(c.id).second)
+          report(row.origin, field, fmt::format("case id '{}' repeats", c.id));
         ConstructionState state = plan.construct(c.params);
         std::vector<std::optional<Tensor>> inputs;
         for (const auto& spec : c.inputs)
-          inputs.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype)) : std::nullopt);
+          inputs.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype))
+                                : std::nullopt);
         SignatureCall call = plan.check(state, inputs);
         for (const auto& [name, value] : row.indices) {
           const Value& solved = call.index(name);
-          bool same = solved == value || (value.is_tuple() && value.as_tuple().empty() && solved.is_int_list() && solved.as_int_list().empty());
-          if (!same) report(row.origin, field, fmt::format("the call solves {} = {}, not the row's {}", name, solved.repr(), value.repr()));
+          bool same = solved == value || (value.is_tuple() && value.as_tuple().empty() &&
+                                          solved.is_int_list() && solved.as_int_list().empty());
+          if (!same)
+            report(row.origin, field,
+                   fmt::format("the call solves {} = {}, not the row's {}", name, solved.repr(),
+                               value.repr()));
         }
         RooflineResult roof = plan.eval_roofline(call);
-        if (roof.flops < 0 || roof.bytes < 0) report(row.origin, field, fmt::format("roofline is negative for '{}'", c.id));
+        if (roof.flops < 0 || roof.bytes < 0)
+          report(row.origin, field, fmt::format("roofline is negative for '{}'", c.id));
       }
     } catch (const Error& err) {
       report(row.origin, field, fmt::format("does not instantiate: {}", err.what()));
@@ -261,7 +294,8 @@ std::vector<std::string> validate_files(const std::vector<std::string>& paths) {
 std::vector<std::string> validate_builtin() {
   std::vector<std::string> load;
   Manifest all;
-  for (const auto& f : tileops::detail::embedded_manifest_files()) all.merge(Manifest::parse(f.name, f.content, load), load);
+  for (const auto& f : tileops::detail::embedded_manifest_files())
+    all.merge(Manifest::parse(f.name, f.content, load), load);
   std::vector<std::string> rest = validate(all);
   load.insert(load.end(), rest.begin(), rest.end());
   return load;

@@ -64,16 +64,20 @@ std::vector<WorkloadCase> instantiate_workload(const SignaturePlan& plan, const 
       for (std::size_t k = 0; k < t.axes.size(); ++k) {
         for (int slot : t.axes[k].reads())
           if (frame[slot].is_none() && d.scope.entries()[slot].role != expr::NameRole::kTensor)
-            throw CheckError(fmt::format("{}: workload '{}' gives no value for '{}', which {}.shape reads",
-                                         d.op_name, row.label, d.scope.entries()[slot].name, t.decl->name));
+            throw CheckError(
+                fmt::format("{}: workload '{}' gives no value for '{}', which {}.shape reads",
+                            d.op_name, row.label, d.scope.entries()[slot].name, t.decl->name));
         Value v = detail::eval_checked(d, t.axes[k], frame, {t.decl->name, "shape"});
-        if (t.decl->shape.axes[k].splice) spec.shape.append(v.as_int_list());
-        else spec.shape.push_back(v.as_int());
+        if (t.decl->shape.axes[k].splice)
+          spec.shape.append(v.as_int_list());
+        else
+          spec.shape.push_back(v.as_int());
       }
       for (int slot : t.dtype.reads())
         if (frame[slot].is_none())
-          throw CheckError(fmt::format("{}: workload '{}' gives no dtype for '{}', which {}.dtype reads",
-                                       d.op_name, row.label, d.scope.entries()[slot].name, t.decl->name));
+          throw CheckError(
+              fmt::format("{}: workload '{}' gives no dtype for '{}', which {}.dtype reads",
+                          d.op_name, row.label, d.scope.entries()[slot].name, t.decl->name));
       spec.dtype = detail::eval_checked(d, t.dtype, frame, {t.decl->name, "dtype"}).as_dtype();
       c.inputs.emplace_back(std::move(spec));
     }

@@ -16,21 +16,30 @@ namespace {
 // all, or none.
 class StagingRegistrar final : public BackendRegistrar {
  public:
-  void detector(const std::string& target, Detector detect) override { detectors_.emplace_back(target, std::move(detect)); }
-  void kernel_builder(const std::string& op, const std::string& target, KernelBuilder build) override {
+  void detector(const std::string& target, Detector detect) override {
+    detectors_.emplace_back(target, std::move(detect));
+  }
+  void kernel_builder(const std::string& op, const std::string& target,
+                      KernelBuilder build) override {
     builders_.emplace_back(std::make_pair(op, target), std::move(build));
   }
-  void kernel_type(const std::string& op, KernelType type) override { types_.emplace_back(op, std::move(type)); }
+  void kernel_type(const std::string& op, KernelType type) override {
+    types_.emplace_back(op, std::move(type));
+  }
 
   void publish(detail::Registry& r) {
     for (const auto& [target, d] : detectors_)
-      if (r.detectors.count(target)) throw BackendError(fmt::format("a detector for target '{}' is already registered", target));
+      if (r.detectors.count(target))
+        throw BackendError(fmt::format("a detector for target '{}' is already registered", target));
     for (const auto& [key, b] : builders_)
       if (r.builders.count(key))
-        throw BackendError(fmt::format("target '{}' already registers a kernel builder for {}", key.second, key.first));
+        throw BackendError(fmt::format("target '{}' already registers a kernel builder for {}",
+                                       key.second, key.first));
     for (const auto& [op, t] : types_)
       for (const KernelType& existing : r.kernel_types[op])
-        if (existing.key == t.key) throw BackendError(fmt::format("an implementation '{}' is already registered for {}", t.key, op));
+        if (existing.key == t.key)
+          throw BackendError(
+              fmt::format("an implementation '{}' is already registered for {}", t.key, op));
     for (auto& [target, d] : detectors_) r.detectors.emplace(target, std::move(d));
     for (auto& [key, b] : builders_) r.builders.emplace(key, std::move(b));
     for (auto& [op, t] : types_) r.kernel_types[op].push_back(std::move(t));
@@ -54,7 +63,8 @@ void load_backend(const std::string& path) {
   // The library stays loaded for the life of the process: its code backs registered callables.
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) fail_load(path, fmt::format("cannot load: {}", dlerror()));
-  auto fn = reinterpret_cast<tileops_backend_register_fn>(dlsym(handle, "tileops_backend_register"));
+  auto fn =
+      reinterpret_cast<tileops_backend_register_fn>(dlsym(handle, "tileops_backend_register"));
   if (!fn) fail_load(path, "exports no tileops_backend_register");
   StagingRegistrar staging;
   int rc = 0;
@@ -63,7 +73,10 @@ void load_backend(const std::string& path) {
   } catch (const std::exception& e) {
     fail_load(path, fmt::format("registration raised: {}", e.what()));
   }
-  if (rc != 0) fail_load(path, fmt::format("registration refused (code {}; the library expects ABI version {})", rc, kBackendAbiVersion));
+  if (rc != 0)
+    fail_load(path,
+              fmt::format("registration refused (code {}; the library expects ABI version {})", rc,
+                          kBackendAbiVersion));
   try {
     detail::with_registry([&](detail::Registry& r) { staging.publish(r); });
   } catch (const BackendError& e) {

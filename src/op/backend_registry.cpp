@@ -36,13 +36,15 @@ std::optional<KernelBuilder> find_builder(const std::string& op, const std::stri
 
 std::string targets_for(const std::string& op) {
   std::string list;
-  for (const std::string& t : registered_targets(op)) list += (list.empty() ? "'" : ", '") + t + "'";
+  for (const std::string& t : registered_targets(op))
+    list += (list.empty() ? "'" : ", '") + t + "'";
   return "[" + list + "]";
 }
 
 std::string load_failure_note() {
   std::size_t n = with_registry([](Registry& r) { return r.load_failures.size(); });
-  return n == 0 ? std::string() : fmt::format(" ({} backend(s) failed to load; see load_failures())", n);
+  return n == 0 ? std::string()
+                : fmt::format(" ({} backend(s) failed to load; see load_failures())", n);
 }
 
 namespace {
@@ -56,35 +58,38 @@ bool is_known(Registry& r, const std::string& name) {
 
 }  // namespace
 
-std::optional<Target> select_target(const std::optional<Target>& requested, const std::optional<Device>& device,
-                                    const std::string& op) {
+std::optional<Target> select_target(const std::optional<Target>& requested,
+                                    const std::optional<Device>& device, const std::string& op) {
   if (requested) {
     if (requested->is_builtin()) return requested;
     bool known = with_registry([&](Registry& r) { return is_known(r, requested->name()); });
     if (!known)
-      throw UnknownTargetError(fmt::format("{}: unknown target '{}'; known targets: {}{}", op, requested->name(),
-                                           targets_for(op), load_failure_note()));
+      throw UnknownTargetError(fmt::format("{}: unknown target '{}'; known targets: {}{}", op,
+                                           requested->name(), targets_for(op),
+                                           load_failure_note()));
     return requested;
   }
   std::optional<Target> fallback = with_registry([](Registry& r) { return r.default_target; });
   if (fallback) return fallback;
   if (!device) return std::nullopt;
-  std::map<std::string, Detector> detectors = with_registry([](Registry& r) { return r.detectors; });
+  std::map<std::string, Detector> detectors =
+      with_registry([](Registry& r) { return r.detectors; });
   std::vector<std::string> claims;
   for (const auto& [name, detect] : detectors) {
     bool claimed = false;
     try {
       claimed = detect(*device);
     } catch (const std::exception& e) {
-      throw BackendError(fmt::format("{}: the detector of target '{}' raised: {}", op, name, e.what()));
+      throw BackendError(
+          fmt::format("{}: the detector of target '{}' raised: {}", op, name, e.what()));
     }
     if (claimed) claims.push_back(name);
   }
   if (claims.size() > 1) {
     std::string list;
     for (const auto& c : claims) list += (list.empty() ? "'" : ", '") + c + "'";
-    throw AmbiguousTargetError(fmt::format("{}: targets [{}] all claim {}; pass target= to choose", op, list,
-                                           device->str()));
+    throw AmbiguousTargetError(fmt::format("{}: targets [{}] all claim {}; pass target= to choose",
+                                           op, list, device->str()));
   }
   if (claims.size() == 1) return Target::named(claims[0]);
   return Target::builtin();
@@ -99,10 +104,12 @@ void register_detector(const std::string& target, Detector detect) {
   });
 }
 
-void register_kernel_builder(const std::string& op, const std::string& target, KernelBuilder build) {
+void register_kernel_builder(const std::string& op, const std::string& target,
+                             KernelBuilder build) {
   detail::with_registry([&](detail::Registry& r) {
     if (!r.builders.emplace(std::make_pair(op, target), std::move(build)).second)
-      throw BackendError(fmt::format("target '{}' already registers a kernel builder for {}", target, op));
+      throw BackendError(
+          fmt::format("target '{}' already registers a kernel builder for {}", target, op));
   });
 }
 
@@ -111,7 +118,8 @@ void register_kernel_type(const std::string& op, KernelType type) {
     auto& types = r.kernel_types[op];
     for (const KernelType& t : types)
       if (t.key == type.key)
-        throw BackendError(fmt::format("an implementation '{}' is already registered for {}", type.key, op));
+        throw BackendError(
+            fmt::format("an implementation '{}' is already registered for {}", type.key, op));
     types.push_back(std::move(type));
   });
 }
@@ -119,7 +127,8 @@ void register_kernel_type(const std::string& op, KernelType type) {
 void set_default_target(std::optional<Target> target) {
   detail::with_registry([&](detail::Registry& r) {
     if (target && !target->is_builtin() && !detail::is_known(r, target->name()))
-      throw UnknownTargetError(fmt::format("set_default_target: unknown target '{}'", target->name()));
+      throw UnknownTargetError(
+          fmt::format("set_default_target: unknown target '{}'", target->name()));
     r.default_target = std::move(target);
   });
 }

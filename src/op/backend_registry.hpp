@@ -44,7 +44,7 @@ std::string load_failure_note();
 
 // Target selection (reference §4.3): the requested target, else the process default, else
 // detection from `device`. nullopt: no decision (no device to detect from).
-std::optional<Target> select_target(const std::optional<Target>& requested, const std::optional<Device>& device,
-                                    const std::string& op);
+std::optional<Target> select_target(const std::optional<Target>& requested,
+                                    const std::optional<Device>& device, const std::string& op);
 
 }  // namespace tileops::detail

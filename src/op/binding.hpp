@@ -35,7 +35,9 @@ struct BuiltKey {
   friend bool operator==(const BuiltKey&, const BuiltKey&) = default;
 };
 struct BuiltKeyHash {
-  std::size_t operator()(const BuiltKey& k) const noexcept { return k.identity.hash() * 31 + static_cast<std::size_t>(k.type); }
+  std::size_t operator()(const BuiltKey& k) const noexcept {
+    return k.identity.hash() * 31 + static_cast<std::size_t>(k.type);
+  }
 };
 
 // _entries_by_call and _built_entries of one interface. `by_call` is read without a lock and
@@ -68,7 +70,8 @@ struct BuiltTargetKernel {
 
 struct Binding {
   explicit Binding(const std::vector<InterfaceDecl>& interfaces) {
-    for (const InterfaceDecl& i : interfaces) caches.push_back(std::make_unique<InterfaceCache>(i.call_ops));
+    for (const InterfaceDecl& i : interfaces)
+      caches.push_back(std::make_unique<InterfaceCache>(i.call_ops));
   }
 
   // Selection: `resolved` once a target is selected; `builder` set when a target serves the op.
@@ -77,14 +80,15 @@ struct Binding {
   std::optional<KernelBuilder> builder;
 
   std::vector<std::unique_ptr<InterfaceCache>> caches;  // per interface
-  std::mutex build_mutex;                                // serialises building
+  std::mutex build_mutex;                               // serialises building
   mutable std::shared_mutex target_mutex;
   std::unordered_map<TargetKey, std::shared_ptr<BuiltTargetKernel>, TargetKeyHash> target_kernels;
 
   // The miss path of Op::entry_for_call (op_kernels.cpp), out of line so that the hit path stays
   // small: under `build_mutex`, selects the implementation for `call`, finds or builds the entry
   // of (implementation, identity) and caches it for `call`, whose hash is `hash`.
-  std::shared_ptr<KernelInterface> build_entry(Op& op, int interface, const void* call, std::size_t hash);
+  std::shared_ptr<KernelInterface> build_entry(Op& op, int interface, const void* call,
+                                               std::size_t hash);
 
   // Drops the built entries and target kernels (the entries live on while someone holds them);
   // the call-spec tables stay (Note [Binding group]).

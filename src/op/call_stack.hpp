@@ -21,7 +21,8 @@ class CallFrame {
   CallFrame(const CallFrame&) = delete;
   CallFrame& operator=(const CallFrame&) = delete;
 
-  const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>& sub_calls() const {
+  const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>&
+  sub_calls() const {
     return sub_calls_;
   }
   // Pops this frame and reports the completed call to the enclosing frame, if any.

@@ -11,7 +11,8 @@ void EntryTable::place(Slots& s, const Node* n) noexcept {
   s.slot[i].store(n, std::memory_order_release);
 }
 
-void EntryTable::insert(std::size_t hash, std::shared_ptr<const void> spec, std::shared_ptr<KernelInterface> entry) {
+void EntryTable::insert(std::size_t hash, std::shared_ptr<const void> spec,
+                        std::shared_ptr<KernelInterface> entry) {
   // Everything that can throw comes first, so that a failed insert leaves the table as it was.
   Slots* live = arrays_.empty() ? nullptr : arrays_.back().get();
   std::unique_ptr<Slots> grown;

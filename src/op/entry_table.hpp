@@ -1,4 +1,5 @@
-// The call-spec -> entry cache of one interface (_entries_by_call): the table a kernel_for hit reads.
+// The call-spec -> entry cache of one interface (_entries_by_call): the table a kernel_for hit
+// reads.
 //
 // Note [Lock-free entry table]: a hit is the hot path of every op call, so it takes no lock. The
 // table is open addressing (linear probing) over an array of atomic node pointers. It only grows:
@@ -48,7 +49,8 @@ class EntryTable {
 
   // Caches `entry` for `spec` (a copy the table keeps), which must not be cached yet. The caller
   // holds the build mutex of the binding that owns the table.
-  void insert(std::size_t hash, std::shared_ptr<const void> spec, std::shared_ptr<KernelInterface> entry);
+  void insert(std::size_t hash, std::shared_ptr<const void> spec,
+              std::shared_ptr<KernelInterface> entry);
 
   std::size_t size() const noexcept { return nodes_.size(); }
 

@@ -9,14 +9,17 @@
 
 namespace tileops {
 
-std::optional<std::string> unavailable(const KernelType& type, DeviceType device, const DeviceFacts& facts) {
+std::optional<std::string> unavailable(const KernelType& type, DeviceType device,
+                                       const DeviceFacts& facts) {
   if (std::find(type.devices.begin(), type.devices.end(), device) == type.devices.end()) {
     std::string list;
-    for (DeviceType d : type.devices) list += (list.empty() ? "" : ", ") + std::string(device_type_name(d));
+    for (DeviceType d : type.devices)
+      list += (list.empty() ? "" : ", ") + std::string(device_type_name(d));
     return fmt::format("runs on [{}], not {}", list, device_type_name(device));
   }
   if (device == DeviceType::kCUDA && type.supported_archs &&
-      std::find(type.supported_archs->begin(), type.supported_archs->end(), facts.arch) == type.supported_archs->end()) {
+      std::find(type.supported_archs->begin(), type.supported_archs->end(), facts.arch) ==
+          type.supported_archs->end()) {
     std::string list;
     for (int a : *type.supported_archs) list += (list.empty() ? "" : ", ") + std::to_string(a);
     return fmt::format("built for architectures [{}], device reports {}", list, facts.arch);
@@ -43,7 +46,8 @@ InstalledTable InstalledTable::install(const OpClass& cls, std::vector<KernelTyp
     for (const KernelType& own : cls.kernel_types())
       if (own.key == r.key) reused.push_back(r.key);
   if (!reused.empty())
-    throw ContractError(fmt::format("implementations registered for {} reuse keys it has: {}", op, join(reused)));
+    throw ContractError(
+        fmt::format("implementations registered for {} reuse keys it has: {}", op, join(reused)));
   t.types = cls.kernel_types();
   for (KernelType& r : registered) t.types.push_back(std::move(r));
   std::map<std::string, int> index;
@@ -59,19 +63,22 @@ InstalledTable InstalledTable::install(const OpClass& cls, std::vector<KernelTyp
       const KernelType& k = t.types[i];
       if (k.interface_type != decl.interface_type) continue;
       if (k.call_type != decl.call_type)
-        throw ContractError(fmt::format("{}: {} ('{}') does not take {}'s call spec", op, k.class_name, k.key, decl.name));
+        throw ContractError(fmt::format("{}: {} ('{}') does not take {}'s call spec", op,
+                                        k.class_name, k.key, decl.name));
       ii.keys.push_back(static_cast<int>(i));
       claimed[i] = true;
       generals += k.general ? 1 : 0;
     }
     if (generals > 1)
-      throw ContractError(fmt::format("{}: interface '{}' has more than one general implementation", op, decl.name));
+      throw ContractError(fmt::format("{}: interface '{}' has more than one general implementation",
+                                      op, decl.name));
     for (int i : ii.keys) {
       const KernelType& k = t.types[i];
       if (k.general && !k.preferred_over.empty())
-        throw ContractError(fmt::format("{}: {} ('{}') is general and is preferred over {}; a general implementation "
-                                        "ranks below every other and declares no preference",
-                                        op, k.class_name, k.key, join(k.preferred_over)));
+        throw ContractError(fmt::format(
+            "{}: {} ('{}') is general and is preferred over {}; a general implementation "
+            "ranks below every other and declares no preference",
+            op, k.class_name, k.key, join(k.preferred_over)));
       std::vector<std::string> foreign;
       for (const std::string& p : k.preferred_over) {
         auto it = index.find(p);
@@ -80,9 +87,10 @@ InstalledTable InstalledTable::install(const OpClass& cls, std::vector<KernelTyp
         if (!same_interface) foreign.push_back(p);
       }
       if (!foreign.empty())
-        throw ContractError(fmt::format("{}: {} ('{}') is preferred over {}; preferred_over names only other "
-                                        "implementations of interface '{}'",
-                                        op, k.class_name, k.key, join(foreign), decl.name));
+        throw ContractError(
+            fmt::format("{}: {} ('{}') is preferred over {}; preferred_over names only other "
+                        "implementations of interface '{}'",
+                        op, k.class_name, k.key, join(foreign), decl.name));
     }
     t.interfaces.push_back(std::move(ii));
   }
@@ -90,7 +98,8 @@ InstalledTable InstalledTable::install(const OpClass& cls, std::vector<KernelTyp
   for (std::size_t i = 0; i < t.types.size(); ++i)
     if (!claimed[i]) orphans.push_back(t.types[i].key);
   if (!orphans.empty())
-    throw ContractError(fmt::format("{} keys implement none of its kernel interfaces: {}", op, join(orphans)));
+    throw ContractError(
+        fmt::format("{} keys implement none of its kernel interfaces: {}", op, join(orphans)));
 
   // Transitive closure of preferred_over; a key in its own closure is a cycle.
   const std::size_t n = t.types.size();
@@ -104,11 +113,13 @@ InstalledTable InstalledTable::install(const OpClass& cls, std::vector<KernelTyp
           if (t.beats[k][b]) t.beats[a][b] = true;
   for (std::size_t a = 0; a < n; ++a)
     if (t.beats[a][a])
-      throw ContractError(fmt::format("{}: preferences form a cycle through '{}'", op, t.types[a].key));
+      throw ContractError(
+          fmt::format("{}: preferences form a cycle through '{}'", op, t.types[a].key));
   return t;
 }
 
-InstalledTable::Choice InstalledTable::choose(int interface, const void* call, const DeviceFacts& facts,
+InstalledTable::Choice InstalledTable::choose(int interface, const void* call,
+                                              const DeviceFacts& facts,
                                               const std::string& force) const {
   Choice c;
   const InstalledInterface& ii = interfaces[interface];
@@ -118,7 +129,8 @@ InstalledTable::Choice InstalledTable::choose(int interface, const void* call, c
     const KernelType& k = types[i];
     std::optional<std::string> reason;
     if (base.device) {
-      if (std::find(k.devices.begin(), k.devices.end(), base.device->type) != k.devices.end()) c.device_listed = true;
+      if (std::find(k.devices.begin(), k.devices.end(), base.device->type) != k.devices.end())
+        c.device_listed = true;
       reason = unavailable(k, base.device->type, facts);
     } else {
       reason = "the call device is unknown";
@@ -140,8 +152,10 @@ InstalledTable::Choice InstalledTable::choose(int interface, const void* call, c
     }
     if (!beaten) winners.push_back(k);
   }
-  if (winners.size() == 1) c.winner = winners[0];
-  else if (winners.size() > 1) c.ambiguous = winners;
+  if (winners.size() == 1)
+    c.winner = winners[0];
+  else if (winners.size() > 1)
+    c.ambiguous = winners;
   return c;
 }
 

@@ -33,7 +33,8 @@ struct InstalledTable {
     std::vector<std::string> rejected;  // refusals, installation order
     bool device_listed = false;         // some key lists the call's device type
   };
-  Choice choose(int interface, const void* call, const DeviceFacts& facts, const std::string& force) const;
+  Choice choose(int interface, const void* call, const DeviceFacts& facts,
+                const std::string& force) const;
 };
 
 }  // namespace tileops::detail

@@ -87,7 +87,8 @@ Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
   binding_fast_.store(binding_.get(), std::memory_order_release);
   placed_ctor_tensors_.resize(construction_.ctor_tensors.size());
   records_ = std::make_shared<detail::RecordPool>();
-  for (const StageDecl& s : cls.stages()) delegates_.emplace_back(s.name, std::vector<std::pair<Identity, std::shared_ptr<Op>>>{});
+  for (const StageDecl& s : cls.stages())
+    delegates_.emplace_back(s.name, std::vector<std::pair<Identity, std::shared_ptr<Op>>>{});
 }
 
 Op::~Op() {
@@ -131,11 +132,13 @@ manifest::RooflineResult Op::eval_roofline() const {
     std::lock_guard<std::mutex> lock(running_mutex_);
     call = last_call_;
   }
-  if (!call) throw RuntimeStateError(fmt::format("{}: eval_roofline needs a completed call", name()));
+  if (!call)
+    throw RuntimeStateError(fmt::format("{}: eval_roofline needs a completed call", name()));
   return plan_->eval_roofline(*call);
 }
 
-manifest::EffectBranch Op::effect_branch(std::span<const std::optional<Tensor>> inputs, bool has_out) const {
+manifest::EffectBranch Op::effect_branch(std::span<const std::optional<Tensor>> inputs,
+                                         bool has_out) const {
   return plan_->effect_branch(construction_, plan_->presence_of(inputs, has_out));
 }
 

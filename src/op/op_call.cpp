@@ -13,7 +13,8 @@
 namespace tileops {
 
 manifest::StageCalls Op::file_by_stage(
-    const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>& sub_calls) const {
+    const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>&
+        sub_calls) const {
   manifest::StageCalls stages;
   for (const StageDecl& s : cls_.stages())
     stages.emplace_back(s.name, std::vector<std::shared_ptr<const manifest::SignatureCall>>{});
@@ -21,9 +22,10 @@ manifest::StageCalls Op::file_by_stage(
   for (const auto& [sub, record] : sub_calls) {
     auto it = delegate_stages_.find(sub);
     if (it == delegate_stages_.end())
-      throw RuntimeStateError(fmt::format("{}: {} completed a call inside this call but is not held through "
-                                          "delegate_for, so its call cannot be filed under a stage",
-                                          name(), sub->name()));
+      throw RuntimeStateError(
+          fmt::format("{}: {} completed a call inside this call but is not held through "
+                      "delegate_for, so its call cannot be filed under a stage",
+                      name(), sub->name()));
     for (auto& [stage, calls] : stages)
       if (stage == it->second) calls.push_back(record);
   }
@@ -43,12 +45,14 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_into(*filling, construction_, inputs, out);  // step 2
     const manifest::SignatureCall& call = *filling;
     const std::optional<Device> device = call.device();
-    Stream stream = options.stream ? *options.stream : current_stream(device.value_or(Device::cpu()));
+    Stream stream =
+        options.stream ? *options.stream : current_stream(device.value_or(Device::cpu()));
     const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
     CallArgs args{inputs, out, call, stream, ctor_tensors};
     CallResult result;
     if (device && device->is_meta()) {
-      // The fake path: the check and the record, outputs of the inferred shape, no kernel, no target.
+      // The fake path: the check and the record, outputs of the inferred shape, no kernel, no
+      // target.
       result = empty_result(args);
     } else if (call.empty_write()) {  // step 3
       result = empty_result(args);
@@ -65,7 +69,8 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_result(call, inputs, out, result);  // step 6
 
     // Step 7: file the sub-ops' calls under their stages, pop, keep, report.
-    if (!cls_.stages().empty() || !frame.sub_calls().empty()) filling->file_stages(file_by_stage(frame.sub_calls()));
+    if (!cls_.stages().empty() || !frame.sub_calls().empty())
+      filling->file_stages(file_by_stage(frame.sub_calls()));
     std::shared_ptr<const manifest::SignatureCall> record = records_->publish(std::move(filling));
     std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
     {
@@ -88,15 +93,18 @@ bool Op::bind_target(const manifest::SignatureCall& call, detail::Binding*& bind
   detail::Binding& b = *binding_;
   if (b.resolved) return false;
   std::optional<Target> chosen = detail::select_target(target_, call.device(), name());
-  if (!chosen) return false;  // no device to detect from: the body runs, the next call selects again
+  if (!chosen)
+    return false;  // no device to detect from: the body runs, the next call selects again
   if (!chosen->is_builtin()) {
     if (std::optional<KernelBuilder> builder = detail::find_builder(name(), chosen->name())) {
       b.builder = std::move(builder);
     } else if (!(cls_.is_composite() && cls_.kernel_types().empty())) {
-      throw OpNotAvailableError(fmt::format(
-          "{}: target '{}' registers no kernel builder for {}; targets that do: {}. There is no fall back to the "
-          "in-tree implementation: pass target=BUILTIN to run it{}",
-          name(), chosen->name(), name(), detail::targets_for(name()), detail::load_failure_note()));
+      throw OpNotAvailableError(
+          fmt::format("{}: target '{}' registers no kernel builder for {}; targets that do: {}. "
+                      "There is no fall back to the "
+                      "in-tree implementation: pass target=BUILTIN to run it{}",
+                      name(), chosen->name(), name(), detail::targets_for(name()),
+                      detail::load_failure_note()));
     }
   }
   // A composite without its own kernels runs its composition under any target; the in-tree
@@ -110,8 +118,9 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
   detail::Binding* b = &binding;
   detail::TargetKey key{args.device(), {}};
   for (const auto& in : args.inputs)
-    key.inputs.push_back(in && in->defined() ? std::optional<std::pair<DType, Shape>>({in->dtype(), in->shape()})
-                                             : std::nullopt);
+    key.inputs.push_back(in && in->defined()
+                             ? std::optional<std::pair<DType, Shape>>({in->dtype(), in->shape()})
+                             : std::nullopt);
   std::shared_ptr<detail::BuiltTargetKernel> kernel;
   {
     std::shared_lock<std::shared_mutex> lock(b->target_mutex);
@@ -128,13 +137,15 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
     if (!kernel) {
       std::vector<std::optional<TensorSpec>> specs;
       for (const auto& in : args.inputs)
-        specs.push_back(in && in->defined() ? std::optional<TensorSpec>(TensorSpec{in->device(), in->dtype(), in->shape()})
+        specs.push_back(in && in->defined() ? std::optional<TensorSpec>(TensorSpec{
+                                                  in->device(), in->dtype(), in->shape()})
                                             : std::nullopt);
       CurrentDeviceGuard guard(args.call.device());
       auto built = std::make_shared<detail::BuiltTargetKernel>((*b->builder)(specs, params_));
       if (!built->kernel.run)
-        throw OpNotAvailableError(fmt::format("{}: target '{}' built a kernel for {} that is not callable",
-                                              name(), b->serving ? b->serving->str() : "?", name()));
+        throw OpNotAvailableError(
+            fmt::format("{}: target '{}' built a kernel for {} that is not callable", name(),
+                        b->serving ? b->serving->str() : "?", name()));
       {
         std::unique_lock<std::shared_mutex> lock(b->target_mutex);
         kernel = b->target_kernels.emplace(key, std::move(built)).first->second;
@@ -147,7 +158,8 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
   // The base class guarantees the target contiguous inputs where it does not write them.
   std::vector<std::optional<Tensor>> inputs(args.inputs.begin(), args.inputs.end());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i] && !args.call.writes_input(i) && !inputs[i]->is_contiguous()) inputs[i] = inputs[i]->contiguous();
+    if (inputs[i] && !args.call.writes_input(i) && !inputs[i]->is_contiguous())
+      inputs[i] = inputs[i]->contiguous();
   }
   return kernel->kernel.run(TargetCall{inputs, args.out, &args.stream, args.ctor_tensors});
 }

@@ -28,7 +28,8 @@ std::string forced_key() {
 // The readable name of a type, for messages.
 std::string type_name(std::type_index type) {
   int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
+  std::unique_ptr<char, void (*)(void*)> name(
+      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
   return status == 0 && name ? std::string(name.get()) : std::string(type.name());
 }
 
@@ -56,18 +57,20 @@ int Op::interface_index(std::type_index interface) const {
   if (const int i = interface_by_address(ifaces, interface); i >= 0) return i;
   for (std::size_t i = 0; i < ifaces.size(); ++i)
     if (ifaces[i].decl->interface_type == interface) return static_cast<int>(i);
-  throw OpNotAvailableError(fmt::format("{} has no in-tree implementation for this interface ({}), so it needs a "
-                                        "target that registers one; known targets for this op: {}",
-                                        name(), interface.name(), detail::targets_for(name())));
+  throw OpNotAvailableError(
+      fmt::format("{} has no in-tree implementation for this interface ({}), so it needs a "
+                  "target that registers one; known targets for this op: {}",
+                  name(), interface.name(), detail::targets_for(name())));
 }
 
 int Op::interface_index(std::string_view interface) const {
   const auto& ifaces = installed_->interfaces;
   for (std::size_t i = 0; i < ifaces.size(); ++i)
     if (ifaces[i].decl->name == interface) return static_cast<int>(i);
-  throw OpNotAvailableError(fmt::format("{} has no in-tree implementation for '{}', so it needs a target that "
-                                        "registers one; known targets for this op: {}",
-                                        name(), interface, detail::targets_for(name())));
+  throw OpNotAvailableError(
+      fmt::format("{} has no in-tree implementation for '{}', so it needs a target that "
+                  "registers one; known targets for this op: {}",
+                  name(), interface, detail::targets_for(name())));
 }
 
 int Op::interface_taking(std::string_view interface, std::type_index call) const {
@@ -81,15 +84,18 @@ int Op::interface_taking(std::string_view interface, std::type_index call) const
 
 void Op::refuse_stated_facts(std::type_index interface) const {
   int i = interface_index(interface);
-  throw ContractError(fmt::format("{}.{} reads the device facts from the call's device; this call spec states "
-                                  "['arch', 'sm_count', 'smem_budget']",
-                                  name(), installed_->interfaces[i].decl->name));
+  throw ContractError(
+      fmt::format("{}.{} reads the device facts from the call's device; this call spec states "
+                  "['arch', 'sm_count', 'smem_budget']",
+                  name(), installed_->interfaces[i].decl->name));
 }
 
 std::string Op::select_key(int interface, const void* call, std::vector<std::string>* log) const {
   const detail::InstalledInterface& ii = installed_->interfaces[interface];
   const CallSpecBase& base = ii.decl->call_ops->base(call);
-  DeviceFacts facts = base.stated_facts ? *base.stated_facts : (base.device ? device_facts(*base.device) : DeviceFacts{});
+  DeviceFacts facts = base.stated_facts
+                          ? *base.stated_facts
+                          : (base.device ? device_facts(*base.device) : DeviceFacts{});
   std::string force = forced_key();
   bool force_here = false;
   for (int k : ii.keys) force_here = force_here || installed_->types[k].key == force;
@@ -98,42 +104,51 @@ std::string Op::select_key(int interface, const void* call, std::vector<std::str
   const std::string call_text = ii.decl->call_ops->str(call);
   if (log) *log = c.rejected;
   if (log_dispatch()) {
-    std::fprintf(stderr, "tileops dispatch: %s.%s: %s for %s%s%s\n", name().c_str(), ii.decl->name.c_str(),
-                 c.winner >= 0 ? installed_->types[c.winner].key.c_str() : "nothing", call_text.c_str(),
-                 c.rejected.empty() ? "" : "; refused: ", join(c.rejected, "; ").c_str());
+    std::fprintf(
+        stderr, "tileops dispatch: %s.%s: %s for %s%s%s\n", name().c_str(), ii.decl->name.c_str(),
+        c.winner >= 0 ? installed_->types[c.winner].key.c_str() : "nothing", call_text.c_str(),
+        c.rejected.empty() ? "" : "; refused: ", join(c.rejected, "; ").c_str());
   }
   if (c.winner >= 0) return installed_->types[c.winner].key;
   if (!force.empty()) {
     for (const std::string& r : c.rejected)
       if (r.rfind(force + " (", 0) == 0)
-        throw SelectionError(fmt::format("{}: TILEOPS_FORCE={} refuses this call: {}. Call: {}", name(), force, r, call_text));
+        throw SelectionError(fmt::format("{}: TILEOPS_FORCE={} refuses this call: {}. Call: {}",
+                                         name(), force, r, call_text));
   }
   if (!c.ambiguous.empty()) {
     std::vector<std::string> keys;
     for (int k : c.ambiguous) keys.push_back(installed_->types[k].key);
-    throw SelectionError(fmt::format("{}: dispatch is ambiguous: {} all serve this call, and none is preferred over "
-                                     "the others. Call: {}",
-                                     name(), join(keys, ", "), call_text));
+    throw SelectionError(
+        fmt::format("{}: dispatch is ambiguous: {} all serve this call, and none is preferred over "
+                    "the others. Call: {}",
+                    name(), join(keys, ", "), call_text));
   }
   if (!c.device_listed && !c.rejected.empty()) {
     std::string where = base.device ? base.device->str() : std::string("an unknown device");
-    throw OpNotAvailableError(fmt::format("{}'s in-tree kernels do not run on {}; known targets for this op: {}",
-                                          name(), where, detail::targets_for(name())));
+    throw OpNotAvailableError(
+        fmt::format("{}'s in-tree kernels do not run on {}; known targets for this op: {}", name(),
+                    where, detail::targets_for(name())));
   }
-  throw SelectionError(fmt::format("{}: no implementation serves this call: {}. Call: {}", name(),
-                                   c.rejected.empty() ? std::string("no implementation is installed") : join(c.rejected, ", "),
-                                   call_text));
+  throw SelectionError(fmt::format(
+      "{}: no implementation serves this call: {}. Call: {}", name(),
+      c.rejected.empty() ? std::string("no implementation is installed") : join(c.rejected, ", "),
+      call_text));
 }
 
-std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface, const void* call) const {
+std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface,
+                                                                  const void* call) const {
   const detail::InstalledInterface& ii = installed_->interfaces[interface];
   const CallSpecBase& base = ii.decl->call_ops->base(call);
-  DeviceFacts facts = base.stated_facts ? *base.stated_facts : (base.device ? device_facts(*base.device) : DeviceFacts{});
+  DeviceFacts facts = base.stated_facts
+                          ? *base.stated_facts
+                          : (base.device ? device_facts(*base.device) : DeviceFacts{});
   std::vector<std::pair<std::string, std::string>> out;
   for (int k : ii.keys) {
     const KernelType& t = installed_->types[k];
     std::optional<std::string> reason =
-        base.device ? unavailable(t, base.device->type, facts) : std::optional<std::string>("the call device is unknown");
+        base.device ? unavailable(t, base.device->type, facts)
+                    : std::optional<std::string>("the call device is unknown");
     if (!reason) reason = t.refusal(call);
     out.emplace_back(t.key, reason.value_or(""));
   }
@@ -150,8 +165,8 @@ std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, c
   return b->build_entry(*this, i, call, hash);
 }
 
-std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interface, const void* call,
-                                                             std::size_t hash) {
+std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interface,
+                                                              const void* call, std::size_t hash) {
   InterfaceCache& cache = *caches[interface];
   const CallSpecOps& ops = cache.by_call.ops();
   std::lock_guard<std::mutex> build_lock(build_mutex);
@@ -174,7 +189,9 @@ std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interf
   if (!entry) {
     CurrentDeviceGuard guard(ops.base(call).device);
     entry = recipe.build();
-    if (!entry) throw OpNotAvailableError(fmt::format("{}: {} ('{}') built no entry", op.name(), type.class_name, key));
+    if (!entry)
+      throw OpNotAvailableError(
+          fmt::format("{}: {} ('{}') built no entry", op.name(), type.class_name, key));
     {
       std::unique_lock<std::shared_mutex> lock(cache.mutex);
       cache.built.emplace(built_key, entry);
@@ -199,7 +216,8 @@ std::vector<BuiltEntry> Op::built_entries(std::string_view interface) const {
     for (const auto& kv : b->target_kernels) {
       std::string key = "target:" + b->serving->str() + " on " + kv.first.device.str();
       for (const auto& in : kv.first.inputs)
-        key += in ? " " + std::string(dtype_name(in->first)) + in->second.str() : std::string(" None");
+        key +=
+            in ? " " + std::string(dtype_name(in->first)) + in->second.str() : std::string(" None");
       out.push_back({std::move(key), Identity(), nullptr});
     }
     return out;
@@ -256,7 +274,9 @@ void Op::tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Bin
   if (kernel.kernel.request_tune) {
     kernel.kernel.request_tune();
   } else if (!tune_warned_.exchange(true)) {
-    std::fprintf(stderr, "tileops: warning: %s: the kernel target '%s' built has no request_tune; tuning is skipped\n",
+    std::fprintf(stderr,
+                 "tileops: warning: %s: the kernel target '%s' built has no request_tune; tuning "
+                 "is skipped\n",
                  name().c_str(), binding.serving ? binding.serving->str().c_str() : "?");
   }
 }

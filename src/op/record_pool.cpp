@@ -14,7 +14,8 @@ std::unique_ptr<manifest::SignatureCall> RecordPool::take() {
   return manifest::SignaturePlan::new_record();
 }
 
-std::shared_ptr<manifest::SignatureCall> RecordPool::publish(std::unique_ptr<manifest::SignatureCall> record) {
+std::shared_ptr<manifest::SignatureCall> RecordPool::publish(
+    std::unique_ptr<manifest::SignatureCall> record) {
   return std::shared_ptr<manifest::SignatureCall>(
       record.release(), [pool = shared_from_this()](manifest::SignatureCall* r) {
         pool->give_back(std::unique_ptr<manifest::SignatureCall>(r));

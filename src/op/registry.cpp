@@ -54,7 +54,8 @@ std::vector<RegisteredOp> registered_op_classes() {
   return out;
 }
 
-std::shared_ptr<Op> make_op(std::string_view name, const ParamMap& params, const std::optional<Target>& target) {
+std::shared_ptr<Op> make_op(std::string_view name, const ParamMap& params,
+                            const std::optional<Target>& target) {
   register_builtin_ops();
   const RegisteredOp* reg = find_op_class(name);
   if (!reg) throw CheckError(fmt::format("{}: no op class of this name is registered", name));

@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
-#include <type_traits>
-#include <utility>
 #include <numeric>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tileops/core/dlpack.hpp"
@@ -258,8 +258,9 @@ TEST(DLPack, ExportRefusesTensorsWithoutData) {
 }
 
 TEST(DLPack, NullPointersAreRefused) {
-  EXPECT_EQ(dlpack_error_of([] { from_dlpack(static_cast<dl::DLManagedTensorVersioned*>(nullptr)); }),
-            "from_dlpack: null DLManagedTensorVersioned");
+  EXPECT_EQ(
+      dlpack_error_of([] { from_dlpack(static_cast<dl::DLManagedTensorVersioned*>(nullptr)); }),
+      "from_dlpack: null DLManagedTensorVersioned");
   EXPECT_EQ(dlpack_error_of([] { from_dlpack(static_cast<dl::DLManagedTensor*>(nullptr)); }),
             "from_dlpack: null DLManagedTensor");
 }
@@ -274,37 +275,65 @@ struct Malformed {
 
 TEST(DLPack, MalformedProducersAreRefusedWithoutCallingTheDeleter) {
   const std::vector<Malformed> cases = {
-      {"major version", [](Versioned& p) { p.managed.version = {2, 0}; },
+      {"major version",
+       [](Versioned& p) {
+         p.managed.version = {2, 0};
+       },
        "from_dlpack: unsupported DLPack major version 2 (this library reads 1)"},
-      {"device type", [](Versioned& p) { p.managed.dl_tensor.device = {dl::kDLROCM, 0}; },
+      {"device type",
+       [](Versioned& p) {
+         p.managed.dl_tensor.device = {dl::kDLROCM, 0};
+       },
        "from_dlpack: unsupported device type 10 (expected kDLCPU, kDLCUDAHost or kDLCUDA)"},
-      {"device id", [](Versioned& p) { p.managed.dl_tensor.device = {dl::kDLCUDA, -1}; },
+      {"device id",
+       [](Versioned& p) {
+         p.managed.dl_tensor.device = {dl::kDLCUDA, -1};
+       },
        "from_dlpack: negative CUDA device id -1"},
       {"ndim", [](Versioned& p) { p.managed.dl_tensor.ndim = -1; },
        "from_dlpack: negative ndim -1"},
       {"null shape", [](Versioned& p) { p.managed.dl_tensor.shape = nullptr; },
        "from_dlpack: null shape for ndim 2"},
-      {"complex", [](Versioned& p) { p.managed.dl_tensor.dtype = {dl::kDLComplex, 64, 1}; },
+      {"complex",
+       [](Versioned& p) {
+         p.managed.dl_tensor.dtype = {dl::kDLComplex, 64, 1};
+       },
        "from_dlpack: unsupported dtype (code 5, bits 64, lanes 1)"},
-      {"lanes", [](Versioned& p) { p.managed.dl_tensor.dtype = {dl::kDLFloat, 32, 4}; },
+      {"lanes",
+       [](Versioned& p) {
+         p.managed.dl_tensor.dtype = {dl::kDLFloat, 32, 4};
+       },
        "from_dlpack: unsupported dtype (code 2, bits 32, lanes 4)"},
-      {"bits", [](Versioned& p) { p.managed.dl_tensor.dtype = {dl::kDLUInt, 16, 1}; },
+      {"bits",
+       [](Versioned& p) {
+         p.managed.dl_tensor.dtype = {dl::kDLUInt, 16, 1};
+       },
        "from_dlpack: unsupported dtype (code 1, bits 16, lanes 1)"},
-      {"bool bits", [](Versioned& p) { p.managed.dl_tensor.dtype = {dl::kDLBool, 1, 1}; },
+      {"bool bits",
+       [](Versioned& p) {
+         p.managed.dl_tensor.dtype = {dl::kDLBool, 1, 1};
+       },
        "from_dlpack: unsupported dtype (code 6, bits 1, lanes 1)"},
       {"fp8 e4m3fnuz",
-       [](Versioned& p) { p.managed.dl_tensor.dtype = {dl::kDLFloat8_e4m3fnuz, 8, 1}; },
+       [](Versioned& p) {
+         p.managed.dl_tensor.dtype = {dl::kDLFloat8_e4m3fnuz, 8, 1};
+       },
        "from_dlpack: unsupported dtype (code 11, bits 8, lanes 1)"},
       {"negative length", [](Versioned& p) { p.shape[1] = -3; },
        "from_dlpack: negative length -3 at axis 1"},
-      {"negative stride", [](Versioned& p) { p.set_strides({-3, 1}); },
+      {"negative stride",
+       [](Versioned& p) {
+         p.set_strides({-3, 1});
+       },
        "from_dlpack: negative stride -3 at axis 0 (negative strides are not supported)"},
       {"null data", [](Versioned& p) { p.managed.dl_tensor.data = nullptr; },
        "from_dlpack: null data for a tensor of 6 elements"},
       {"byte offset", [](Versioned& p) { p.managed.dl_tensor.byte_offset = 3; },
        "from_dlpack: byte_offset 3 is not a multiple of the element size 4"},
       {"overflow",
-       [](Versioned& p) { p.set_strides({std::numeric_limits<std::int64_t>::max() / 2, 1}); },
+       [](Versioned& p) {
+         p.set_strides({std::numeric_limits<std::int64_t>::max() / 2, 1});
+       },
        "from_dlpack: shape [2, 3] with strides [4611686018427387903, 1] and byte_offset 0 spans "
        "more bytes than int64 can count"},
   };

@@ -85,8 +85,7 @@ TEST(Shape, ContiguousStrides) {
   // Empty and unit axes advance the step by one, as in PyTorch.
   EXPECT_EQ(contiguous_strides(Shape({2, 0, 4})), Shape({4, 4, 1}));
   EXPECT_EQ(contiguous_strides(Shape({1, 1, 5})), Shape({5, 5, 1}));
-  EXPECT_EQ(contiguous_strides(Shape({2, 1, 1, 1, 1, 1, 1, 3})),
-            Shape({3, 3, 3, 3, 3, 3, 3, 1}));
+  EXPECT_EQ(contiguous_strides(Shape({2, 1, 1, 1, 1, 1, 1, 3})), Shape({3, 3, 3, 3, 3, 3, 3, 1}));
 }
 
 TEST(Shape, StridedExtent) {
@@ -94,7 +93,7 @@ TEST(Shape, StridedExtent) {
   EXPECT_EQ(strided_extent(Shape({2, 3}), Shape({3, 1})), 6);
   EXPECT_EQ(strided_extent(Shape({2, 3}), Shape({1, 2})), 6);
   EXPECT_EQ(strided_extent(Shape({3, 2}), Shape({4, 1})), 10);  // padded rows
-  EXPECT_EQ(strided_extent(Shape({4, 4}), Shape({0, 0})), 1);    // broadcast
+  EXPECT_EQ(strided_extent(Shape({4, 4}), Shape({0, 0})), 1);   // broadcast
   EXPECT_EQ(strided_extent(Shape({2, 0}), Shape({5, 1})), 0);
   EXPECT_EQ(strided_extent(Shape({2}), Shape({1, 1})), std::nullopt);
   EXPECT_EQ(strided_extent(Shape({-2}), Shape({1})), std::nullopt);

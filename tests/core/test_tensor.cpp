@@ -78,10 +78,13 @@ TEST(Tensor, EmptyWithNoElementsHasNoMemory) {
 }
 
 TEST(Tensor, EmptyRejectsBadShapes) {
-  EXPECT_EQ(error_of<CheckError>([] { Tensor::empty({2, -1}, DType::kFloat32); }),
+  EXPECT_EQ(error_of<CheckError>([] {
+              Tensor::empty({2, -1}, DType::kFloat32);
+            }),
             "Tensor::empty: negative length -1 at axis 1 of shape [2, -1]");
-  EXPECT_EQ(error_of<CheckError>(
-                [] { Tensor::empty({std::int64_t{1} << 62, 4}, DType::kFloat32); }),
+  EXPECT_EQ(error_of<CheckError>([] {
+              Tensor::empty({std::int64_t{1} << 62, 4}, DType::kFloat32);
+            }),
             "Tensor::empty: shape [4611686018427387904, 4] holds more bytes than int64 can count");
 }
 
@@ -103,7 +106,8 @@ TEST(Tensor, MetaHasGeometryButNoStorage) {
 }
 
 TEST(Tensor, FromBlobViewsCallerMemoryAndKeepsTheOwner) {
-  auto owner = std::make_shared<std::vector<std::int32_t>>(std::vector<std::int32_t>{1, 2, 3, 4, 5, 6});
+  auto owner =
+      std::make_shared<std::vector<std::int32_t>>(std::vector<std::int32_t>{1, 2, 3, 4, 5, 6});
   std::weak_ptr<std::vector<std::int32_t>> watch = owner;
   Tensor t = Tensor::from_blob(owner->data(), {2, 3}, {3, 1}, DType::kInt32, Device::cpu(), owner,
                                /*read_only=*/true);
@@ -118,11 +122,13 @@ TEST(Tensor, FromBlobViewsCallerMemoryAndKeepsTheOwner) {
 
 TEST(Tensor, FromBlobRejectsMalformedViews) {
   float x[6] = {};
-  EXPECT_EQ(error_of<CheckError>(
-                [&] { Tensor::from_blob(x, {2, 3}, {1}, DType::kFloat32, Device::cpu()); }),
+  EXPECT_EQ(error_of<CheckError>([&] {
+              Tensor::from_blob(x, {2, 3}, {1}, DType::kFloat32, Device::cpu());
+            }),
             "Tensor::from_blob: shape [2, 3] has rank 2 but strides [1] have rank 1");
-  EXPECT_EQ(error_of<CheckError>(
-                [&] { Tensor::from_blob(x, {2, 3}, {-3, 1}, DType::kFloat32, Device::cpu()); }),
+  EXPECT_EQ(error_of<CheckError>([&] {
+              Tensor::from_blob(x, {2, 3}, {-3, 1}, DType::kFloat32, Device::cpu());
+            }),
             "Tensor::from_blob: negative stride -3 at axis 0 (negative strides are not "
             "supported)");
   EXPECT_EQ(error_of<CheckError>(
@@ -175,9 +181,8 @@ TEST(Tensor, AsStridedNeverReachesOutsideTheStorage) {
   EXPECT_EQ(error_of<CheckError>([&] { t.as_strided({2}, {1}, -4); }),
             "Tensor::as_strided: byte offset -4 is not a non-negative multiple of the element "
             "size 4");
-  EXPECT_EQ(error_of<CheckError>([&] {
-              t.as_strided({3}, {std::numeric_limits<std::int64_t>::max() / 2}, 0);
-            }),
+  EXPECT_EQ(error_of<CheckError>(
+                [&] { t.as_strided({3}, {std::numeric_limits<std::int64_t>::max() / 2}, 0); }),
             "Tensor::as_strided: a view of shape [3] with strides [4611686018427387903] spans "
             "more bytes than int64 can count");
   // A view of a view is bounded by the storage, not by the view it came from.
@@ -243,9 +248,9 @@ TEST(Tensor, ContiguousCopiesRankSevenAndEveryItemSize) {
   Tensor bytes = Tensor::empty({2, 3}, DType::kUInt8);
   std::iota(bytes.data<std::uint8_t>(), bytes.data<std::uint8_t>() + 6, std::uint8_t{0});
   const Tensor bytes_t = bytes.as_strided({3, 2}, {1, 3}, 0).contiguous();
-  EXPECT_EQ(std::vector<std::uint8_t>(bytes_t.data<std::uint8_t>(),
-                                      bytes_t.data<std::uint8_t>() + 6),
-            (std::vector<std::uint8_t>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(
+      std::vector<std::uint8_t>(bytes_t.data<std::uint8_t>(), bytes_t.data<std::uint8_t>() + 6),
+      (std::vector<std::uint8_t>{0, 3, 1, 4, 2, 5}));
 }
 
 TEST(Tensor, ViewsOutliveTheTensorTheyCameFrom) {
@@ -292,10 +297,10 @@ class CountingAllocator final : public Allocator {
 TEST(Allocator, CudaWithoutAnInstalledAllocatorIsNotAvailable) {
   ASSERT_EQ(allocator_for(DeviceType::kCUDA), nullptr);
   EXPECT_EQ(allocator_for(DeviceType::kMeta), nullptr);
-  EXPECT_EQ(error_of<OpNotAvailableError>(
-                [] { Tensor::empty({2}, DType::kFloat32, Device::cuda(0)); }),
-            "Tensor::empty: no allocator is installed for cuda:0 (install one with "
-            "set_allocator)");
+  EXPECT_EQ(
+      error_of<OpNotAvailableError>([] { Tensor::empty({2}, DType::kFloat32, Device::cuda(0)); }),
+      "Tensor::empty: no allocator is installed for cuda:0 (install one with "
+      "set_allocator)");
 }
 
 TEST(Allocator, InstalledAllocatorsServeTensorEmptyOnTheCurrentStream) {
@@ -338,7 +343,8 @@ TEST(Allocator, ReplacingTheCpuAllocatorAndRestoringIt) {
 
 TEST(Allocator, RejectsMismatchedInstalls) {
   EXPECT_EQ(error_of<CheckError>([] {
-              set_allocator(DeviceType::kCUDA, std::make_shared<CountingAllocator>(DeviceType::kCPU));
+              set_allocator(DeviceType::kCUDA,
+                            std::make_shared<CountingAllocator>(DeviceType::kCPU));
             }),
             "set_allocator: an allocator for cpu cannot serve cuda");
   EXPECT_EQ(error_of<CheckError>([] { set_allocator(DeviceType::kMeta, nullptr); }),

@@ -30,15 +30,18 @@ std::vector<std::uint16_t> bits16(const Tensor& t) {
 TEST(TensorTo, Float32ToFloat16RoundsToNearestEven) {
   // IEEE half: 1.0 = 0x3C00; 0.1f -> 0x2E66 (0.0999755859375); 65520 rounds up to +inf = 0x7C00;
   // 2^-25 is half the smallest subnormal and ties to even, 0; -2.5 = 0xC100; 1 + 2^-11 ties to 1.0.
-  Tensor half = float32_tensor({1.0f, 0.1f, 65520.0f, 0x1p-25f, -2.5f, 1.0f + 0x1p-11f}).to(Device::cpu(), DType::kFloat16);
+  Tensor half = float32_tensor({1.0f, 0.1f, 65520.0f, 0x1p-25f, -2.5f, 1.0f + 0x1p-11f})
+                    .to(Device::cpu(), DType::kFloat16);
   EXPECT_EQ(half.dtype(), DType::kFloat16);
-  EXPECT_EQ(bits16(half), (std::vector<std::uint16_t>{0x3C00, 0x2E66, 0x7C00, 0x0000, 0xC100, 0x3C00}));
+  EXPECT_EQ(bits16(half),
+            (std::vector<std::uint16_t>{0x3C00, 0x2E66, 0x7C00, 0x0000, 0xC100, 0x3C00}));
 }
 
 TEST(TensorTo, Float32ToBFloat16RoundsToNearestEven) {
   // bfloat16 keeps float32's top 16 bits, rounded: 1 + 2^-8 ties to 1.0 (0x3F80); 1 + 3 * 2^-9
   // rounds up to 1 + 2^-7 (0x3F81); -0.0 stays negative (0x8000).
-  Tensor bf = float32_tensor({1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-9f, -0.0f}).to(Device::cpu(), DType::kBFloat16);
+  Tensor bf = float32_tensor({1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-9f, -0.0f})
+                  .to(Device::cpu(), DType::kBFloat16);
   EXPECT_EQ(bits16(bf), (std::vector<std::uint16_t>{0x3F80, 0x3F81, 0x8000}));
 }
 
@@ -72,10 +75,13 @@ TEST(TensorTo, MetaTargetAndMetaSource) {
 TEST(TensorTo, OtherDevicesAreNotAvailableYet) {
   float host[2] = {1, 2};
   Tensor on_cuda = Tensor::from_blob(host, Shape{2}, Shape{1}, DType::kFloat32, Device::cuda(0));
-  EXPECT_EQ(error_of<OpNotAvailableError>([&] { on_cuda.to(Device::cpu(), DType::kFloat32); }),
-            "Tensor::to: copying from cuda:0 to cpu is not available; only CPU tensors can be copied");
-  EXPECT_EQ(error_of<OpNotAvailableError>([&] { float32_tensor({1}).to(Device::cuda(0), DType::kFloat32); }),
-            "Tensor::to: copying from cpu to cuda:0 is not available; only CPU tensors can be copied");
+  EXPECT_EQ(
+      error_of<OpNotAvailableError>([&] { on_cuda.to(Device::cpu(), DType::kFloat32); }),
+      "Tensor::to: copying from cuda:0 to cpu is not available; only CPU tensors can be copied");
+  EXPECT_EQ(
+      error_of<OpNotAvailableError>(
+          [&] { float32_tensor({1}).to(Device::cuda(0), DType::kFloat32); }),
+      "Tensor::to: copying from cpu to cuda:0 is not available; only CPU tensors can be copied");
 }
 
 TEST(TensorEmpty, ZeroBytesNeedNoAllocator) {
@@ -84,7 +90,8 @@ TEST(TensorEmpty, ZeroBytesNeedNoAllocator) {
   EXPECT_EQ(t.device(), Device::cuda(0));
   EXPECT_EQ(t.numel(), 0);
   EXPECT_EQ(t.data_ptr(), nullptr);
-  EXPECT_EQ(error_of<OpNotAvailableError>([] { Tensor::empty(Shape{2}, DType::kFloat32, Device::cuda(0)); }),
+  EXPECT_EQ(error_of<OpNotAvailableError>(
+                [] { Tensor::empty(Shape{2}, DType::kFloat32, Device::cuda(0)); }),
             "Tensor::empty: no allocator is installed for cuda:0 (install one with set_allocator)");
 }
 

@@ -44,7 +44,8 @@ struct ExprFixture {
 
   void add(std::string name, Type type, NameRole role, Value v) {
     int slot = scope.declare(std::move(name), type, role);
-    if (static_cast<std::size_t>(slot) >= frame.size()) frame.resize(static_cast<std::size_t>(slot) + 1);
+    if (static_cast<std::size_t>(slot) >= frame.size())
+      frame.resize(static_cast<std::size_t>(slot) + 1);
     frame[static_cast<std::size_t>(slot)] = std::move(v);
   }
   void set(std::string_view name, Value v) {

@@ -38,8 +38,12 @@ inline std::shared_ptr<const SignaturePlan> builtin_plan(std::string_view op) {
   return nullptr;
 }
 
-inline Tensor cpu(Shape shape, DType dtype = DType::kFloat16) { return Tensor::empty(shape, dtype); }
-inline Tensor meta(Shape shape, DType dtype = DType::kFloat16) { return Tensor::meta(shape, dtype); }
+inline Tensor cpu(Shape shape, DType dtype = DType::kFloat16) {
+  return Tensor::empty(shape, dtype);
+}
+inline Tensor meta(Shape shape, DType dtype = DType::kFloat16) {
+  return Tensor::meta(shape, dtype);
+}
 
 // A view that claims to live on a CUDA device (host memory stands in for device memory).
 inline Tensor on_cuda(Shape shape, DType dtype = DType::kFloat16, int index = 0) {

@@ -24,11 +24,13 @@ TEST(BuiltinManifest, LoadsOnceAndFindsEntriesByName) {
   EXPECT_EQ(m.at("RMSNormFwdOp").family, "norm");
   EXPECT_EQ(m.at("RopeFwdOp").file, "rope.yaml");
   EXPECT_EQ(m.find("NoSuchFwdOp"), nullptr);
-  EXPECT_EQ(testing::manifest_error([&] { m.at("NoSuchFwdOp"); }), "NoSuchFwdOp: no manifest entry");
+  EXPECT_EQ(testing::manifest_error([&] { m.at("NoSuchFwdOp"); }),
+            "NoSuchFwdOp: no manifest entry");
 }
 
 TEST(BuiltinManifest, EveryEntryNamesItsFamilyFile) {
-  for (const auto& e : Manifest::builtin().entries()) EXPECT_EQ(e->file, e->family + ".yaml") << e->name;
+  for (const auto& e : Manifest::builtin().entries())
+    EXPECT_EQ(e->file, e->family + ".yaml") << e->name;
 }
 
 TEST(BuiltinManifest, EveryWorkloadCaseInstantiatesAndChecksOnMetaTensors) {
@@ -38,7 +40,8 @@ TEST(BuiltinManifest, EveryWorkloadCaseInstantiatesAndChecksOnMetaTensors) {
       for (const WorkloadCase& c : instantiate_workload(*plan, row)) {
         Inputs inputs;
         for (const auto& spec : c.inputs)
-          inputs.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype)) : std::nullopt);
+          inputs.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype))
+                                : std::nullopt);
         SignatureCall call = plan->check(plan->construct(c.params), inputs);
         RooflineResult r = plan->eval_roofline(call);
         EXPECT_GT(r.flops, 0) << e->name << " " << c.id;
@@ -68,7 +71,8 @@ TEST(BuiltinManifest, DTypeParamJoinsTheCaseId) {
 
 TEST(BuiltinManifest, OpWithoutCallTensorsTakesItsDeviceParam) {
   auto plan = testing::builtin_plan("AlibiFwdOp");
-  auto state = plan->construct({{"num_heads", Value(4)}, {"seq_len", Value(16)}, {"device", Value("cuda:1")}});
+  auto state = plan->construct(
+      {{"num_heads", Value(4)}, {"seq_len", Value(16)}, {"device", Value("cuda:1")}});
   SignatureCall call = plan->check(state, Inputs{});
   EXPECT_EQ(call.device(), Device::cuda(1));
   EXPECT_EQ(call.output(0).shape, (Shape{4, 16, 16}));
@@ -78,10 +82,12 @@ TEST(BuiltinManifest, OpWithoutCallTensorsTakesItsDeviceParam) {
 TEST(BuiltinManifest, CategoryOfTheAlphaParamFollowsItsValue) {
   auto plan = testing::builtin_plan("AddFwdOp");
   auto int_alpha = plan->construct({{"alpha", Value(2)}});
-  EXPECT_NO_THROW(plan->check(int_alpha, Inputs{testing::meta({4}, DType::kInt32), testing::meta({4}, DType::kInt32)}));
+  EXPECT_NO_THROW(plan->check(
+      int_alpha, Inputs{testing::meta({4}, DType::kInt32), testing::meta({4}, DType::kInt32)}));
   auto float_alpha = plan->construct({{"alpha", Value(0.5)}});
   EXPECT_EQ(testing::check_error([&] {
-              plan->check(float_alpha, Inputs{testing::meta({4}, DType::kInt32), testing::meta({4}, DType::kInt32)});
+              plan->check(float_alpha, Inputs{testing::meta({4}, DType::kInt32),
+                                              testing::meta({4}, DType::kInt32)});
             }),
             "AddFwdOp: shape_rules[0]: category(alpha) == 'int' or category(alpha) == category(T)");
 }
@@ -89,7 +95,8 @@ TEST(BuiltinManifest, CategoryOfTheAlphaParamFollowsItsValue) {
 TEST(BuiltinManifest, ConstructionRuleOfAnOpWithoutCallTensors) {
   auto plan = testing::builtin_plan("AlibiFwdOp");
   EXPECT_EQ(testing::check_error([&] {
-              plan->construct({{"num_heads", Value(0)}, {"seq_len", Value(16)}, {"device", Value("cpu")}});
+              plan->construct(
+                  {{"num_heads", Value(0)}, {"seq_len", Value(16)}, {"device", Value("cpu")}});
             }),
             "AlibiFwdOp: shape_rules[0]: num_heads > 0");
 }

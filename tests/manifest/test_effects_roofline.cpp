@@ -17,10 +17,13 @@ TEST(OperatorStem, SplitsCamelCaseAndKeepsAbbreviationsWhole) {
   EXPECT_EQ(SignaturePlan::operator_stem("norm", "RMSNormFwdOp"), "norm_rms_norm_fwd");
   EXPECT_EQ(SignaturePlan::operator_stem("moe", "MoEGroupedGemmFwdOp"), "moe_grouped_gemm_fwd");
   EXPECT_EQ(SignaturePlan::operator_stem("rope", "RopeFwdOp"), "rope_fwd");
-  EXPECT_EQ(SignaturePlan::operator_stem("activation", "SiluAndMulFwdOp"), "activation_silu_and_mul_fwd");
-  EXPECT_EQ(SignaturePlan::operator_stem("attention", "GQADecodeFwdOp"), "attention_gqa_decode_fwd");
+  EXPECT_EQ(SignaturePlan::operator_stem("activation", "SiluAndMulFwdOp"),
+            "activation_silu_and_mul_fwd");
+  EXPECT_EQ(SignaturePlan::operator_stem("attention", "GQADecodeFwdOp"),
+            "attention_gqa_decode_fwd");
   EXPECT_EQ(SignaturePlan::operator_stem("gemm", "GemmW4A16FwdOp"), "gemm_w4a16_fwd");
-  EXPECT_EQ(SignaturePlan::operator_stem("norm", "FusedAddRMSNormFwdOp"), "norm_fused_add_rms_norm_fwd");
+  EXPECT_EQ(SignaturePlan::operator_stem("norm", "FusedAddRMSNormFwdOp"),
+            "norm_fused_add_rms_norm_fwd");
 }
 
 TEST(OperatorStem, FamilyIsNotRepeatedWhenTheStemStartsWithIt) {
@@ -32,7 +35,8 @@ TEST(OperatorStem, FamilyIsNotRepeatedWhenTheStemStartsWithIt) {
 TEST(EffectBranch, PlainCallOfRmsNorm) {
   auto p = builtin_plan("RMSNormFwdOp");
   auto state = p->construct({{"normalized_shape", Value(Shape{8})}});
-  EffectBranch b = p->effect_branch(state, p->presence_of(Inputs{cpu({2, 8}), std::nullopt}, false));
+  EffectBranch b =
+      p->effect_branch(state, p->presence_of(Inputs{cpu({2, 8}), std::nullopt}, false));
   EXPECT_EQ(b.operator_name, "tileops::norm_rms_norm_fwd");
   EXPECT_TRUE(b.written.empty());
   EXPECT_FALSE(b.has_out);
@@ -57,8 +61,10 @@ TEST(EffectBranch, OptionalInputPresenceDoesNotChangeTheOperator) {
 TEST(EffectBranch, MutatedInputAddsAWritesSuffix) {
   auto p = builtin_plan("FusedAddRMSNormFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(p->effect_branch(state, 0).operator_name, "tileops::norm_fused_add_rms_norm_fwd_writes_residual");
-  EXPECT_EQ(p->effect_branch(state, 1).operator_name, "tileops::norm_fused_add_rms_norm_fwd_writes_residual_out");
+  EXPECT_EQ(p->effect_branch(state, 0).operator_name,
+            "tileops::norm_fused_add_rms_norm_fwd_writes_residual");
+  EXPECT_EQ(p->effect_branch(state, 1).operator_name,
+            "tileops::norm_fused_add_rms_norm_fwd_writes_residual_out");
   EXPECT_EQ(p->effect_branch(state, 0).written, (std::vector<std::string>{"residual"}));
 }
 
@@ -69,7 +75,8 @@ TEST(EffectBranch, WrittenInputsAreSortedInTheName) {
   EXPECT_TRUE(p->effect_branch(state, 0).emitted.empty());
 }
 
-const std::string kToy = test_common::toy_entry(test_common::kInplaceEntry, "InplaceFwdOp") + R"yaml(
+const std::string kToy =
+    test_common::toy_entry(test_common::kInplaceEntry, "InplaceFwdOp") + R"yaml(
 ScoreFwdOp:
   family: toy
   status: spec-only
@@ -108,7 +115,8 @@ TEST(EffectBranch, PresenceOutsideTheSignatureIsRefused) {
 TEST(Roofline, InlineFlopsWithDerivedBytes) {
   auto p = builtin_plan("RMSNormFwdOp");
   auto state = p->construct({{"normalized_shape", Value(Shape{4096})}});
-  auto with_weight = p->check(state, Inputs{meta({16, 4096}, DType::kBFloat16), meta({4096}, DType::kBFloat16)});
+  auto with_weight =
+      p->check(state, Inputs{meta({16, 4096}, DType::kBFloat16), meta({4096}, DType::kBFloat16)});
   RooflineResult r = p->eval_roofline(with_weight);
   EXPECT_EQ(r.flops, 4 * 16 * 4096);
   EXPECT_EQ(r.bytes, 2 * (16 * 4096 * 2) + 4096 * 2);
@@ -132,8 +140,9 @@ TEST(Roofline, ExplicitBytesReadTensorSizes) {
 TEST(Roofline, BuiltinRopeCountsOnlyTheRotatedColumns) {
   auto p = builtin_plan("RopeFwdOp");
   auto state = p->construct({});
-  auto call = p->check(state, Inputs{meta({4}, DType::kInt64), meta({4, 8, 128}, DType::kBFloat16),
-                                     meta({4, 2, 128}, DType::kBFloat16), meta({1024, 64}, DType::kBFloat16)});
+  auto call = p->check(
+      state, Inputs{meta({4}, DType::kInt64), meta({4, 8, 128}, DType::kBFloat16),
+                    meta({4, 2, 128}, DType::kBFloat16), meta({1024, 64}, DType::kBFloat16)});
   RooflineResult r = p->eval_roofline(call);
   EXPECT_EQ(r.flops, 3 * 4 * (8 + 2) * 64);
   const std::int64_t positions = 4 * 8;

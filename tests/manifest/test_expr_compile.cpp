@@ -80,12 +80,16 @@ TEST_F(ExprCompile, PrimitiveNames) {
 TEST_F(ExprCompile, NameErrors) {
   EXPECT_EQ(compile_error("M + zz"), "column 5: unknown name 'zz'");
   EXPECT_EQ(compile_error("foo(M)"), "column 1: unknown function 'foo'");
-  EXPECT_EQ(compile_error("x + 1"), "column 1: tensor 'x' can be read only through present() or bytes()");
-  EXPECT_EQ(compile_error("x"), "column 1: tensor 'x' can be read only through present() or bytes()");
+  EXPECT_EQ(compile_error("x + 1"),
+            "column 1: tensor 'x' can be read only through present() or bytes()");
+  EXPECT_EQ(compile_error("x"),
+            "column 1: tensor 'x' can be read only through present() or bytes()");
   EXPECT_EQ(compile_error("eps * 2"),
             "column 1: 'eps' may be None: test present(eps) and read eps.value");
-  EXPECT_EQ(compile_error("M.value"), "column 1: '.value' applies only to an optional param, not to 'M'");
-  EXPECT_EQ(compile_error("w.value"), "column 1: '.value' applies only to an optional param, not to 'w'");
+  EXPECT_EQ(compile_error("M.value"),
+            "column 1: '.value' applies only to an optional param, not to 'M'");
+  EXPECT_EQ(compile_error("w.value"),
+            "column 1: '.value' applies only to an optional param, not to 'w'");
   EXPECT_EQ(compile_error("(n for n in S)"),
             "column 2: a generator expression is allowed only as the single argument of all, "
             "any, sum, max or min");
@@ -116,10 +120,12 @@ TEST_F(ExprCompile, ComparisonKindErrors) {
   EXPECT_EQ(compile_error("T == 'floot32'"), "column 6: 'floot32' is not a dtype name");
   EXPECT_EQ(compile_error("T in ('float16', 'bf16')"), "column 18: 'bf16' is not a dtype name");
   EXPECT_EQ(compile_error("T == M"), "column 1: cannot compare DType with Int using '=='");
-  EXPECT_EQ(compile_error("flag < flag"), "column 1: Bools compare only with '==' and '!=', got '<'");
+  EXPECT_EQ(compile_error("flag < flag"),
+            "column 1: Bools compare only with '==' and '!=', got '<'");
   EXPECT_EQ(compile_error("M in N"), "column 1: 'in' needs a sequence on the right, got Int");
   EXPECT_EQ(compile_error("scale in S"), "column 1: cannot compare Float with IntSeq using 'in'");
-  EXPECT_EQ(compile_error("M == None"), "column 1: comparison with None is not supported (use present())");
+  EXPECT_EQ(compile_error("M == None"),
+            "column 1: comparison with None is not supported (use present())");
   EXPECT_EQ(compile_error("S < (1, 'a')"), "column 1: cannot compare IntSeq with Tuple using '<'");
 }
 
@@ -129,8 +135,9 @@ TEST_F(ExprCompile, PrimitiveErrors) {
   EXPECT_EQ(compile_error("reduced(S, dim, True)"), "column 1: reduced() takes 4 arguments, got 3");
   EXPECT_EQ(compile_error("reduced(S, dim, 1, 'full')"),
             "column 17: reduced(): argument 3 must be Bool, got Int");
-  EXPECT_EQ(compile_error("reduced(S, mode, True, 'full')"),
-            "column 12: reduced(): argument 2 must be an axis, a sequence of axes or None, got Str");
+  EXPECT_EQ(
+      compile_error("reduced(S, mode, True, 'full')"),
+      "column 12: reduced(): argument 2 must be an axis, a sequence of axes or None, got Str");
   EXPECT_EQ(compile_error("reduced(S, dim, True, 'all')"),
             "column 23: reduced(): argument 4 must be 'full', 'noop' or 'reject', got 'all'");
   EXPECT_EQ(compile_error("ceil_div(M, scale)"),
@@ -138,12 +145,15 @@ TEST_F(ExprCompile, PrimitiveErrors) {
   EXPECT_EQ(compile_error("broadcast()"), "column 1: broadcast() takes at least 1 argument, got 0");
   EXPECT_EQ(compile_error("broadcast(S, M)"),
             "column 14: broadcast(): argument 2 must be IntSeq, got Int");
-  EXPECT_EQ(compile_error("present(M)"), "column 9: present(): 'M' is neither a tensor nor optional (Int)");
+  EXPECT_EQ(compile_error("present(M)"),
+            "column 9: present(): 'M' is neither a tensor nor optional (Int)");
   EXPECT_EQ(compile_error("present(eps.value)"),
             "column 9: present(): argument 1 must be a name, got 'eps.value'");
   EXPECT_EQ(compile_error("bytes(x)"), "column 1: bytes() is allowed only in roofline formulas");
-  EXPECT_EQ(compile_error("bytes(M)", {true}), "column 7: bytes(): argument 1 must be a tensor name, got Int");
-  EXPECT_EQ(compile_error("max()"), "column 1: max() takes a sequence or at least 2 numbers, got 0 arguments");
+  EXPECT_EQ(compile_error("bytes(M)", {true}),
+            "column 7: bytes(): argument 1 must be a tensor name, got Int");
+  EXPECT_EQ(compile_error("max()"),
+            "column 1: max() takes a sequence or at least 2 numbers, got 0 arguments");
   EXPECT_EQ(compile_error("max(S, key=1)"),
             "column 1: max() takes only the keyword argument 'default', got 'key'");
   EXPECT_EQ(compile_error("min(M, N, default=1)"),
@@ -151,8 +161,10 @@ TEST_F(ExprCompile, PrimitiveErrors) {
   EXPECT_EQ(compile_error("len(S, default=1)"), "column 1: len() takes no keyword arguments");
   EXPECT_EQ(compile_error("sum(M)"),
             "column 5: sum(): argument 1 must be a sequence of numbers or a generator, got Int");
-  EXPECT_EQ(compile_error("all(S)"), "column 5: all(): argument 1 must be a generator or a tuple of Bools, got IntSeq");
-  EXPECT_EQ(compile_error("all(n for n in S)"), "column 5: all(): the generator must yield Bools, got Int");
+  EXPECT_EQ(compile_error("all(S)"),
+            "column 5: all(): argument 1 must be a generator or a tuple of Bools, got IntSeq");
+  EXPECT_EQ(compile_error("all(n for n in S)"),
+            "column 5: all(): the generator must yield Bools, got Int");
   EXPECT_EQ(compile_error("sum(n > 0 for n in S)"),
             "column 5: sum(): the generator must yield numbers, got Bool");
   EXPECT_EQ(compile_error("sum(n for n in M)"),

@@ -36,13 +36,15 @@ TEST_F(ExprEval, IntegerOverflowIsAnError) {
             "integer overflow in 'big + big' (4611686018427387904 + 4611686018427387904)");
   EXPECT_EQ(eval_error("-big - big - big"),
             "integer overflow in '-big - big - big' (-9223372036854775808 - 4611686018427387904)");
-  EXPECT_EQ(eval_error("-(-big - big)"), "integer overflow in '-(-big - big)' (-(-9223372036854775808))");
+  EXPECT_EQ(eval_error("-(-big - big)"),
+            "integer overflow in '-(-big - big)' (-(-9223372036854775808))");
   EXPECT_EQ(eval_error("(-big - big) // -1"),
             "integer overflow in '(-big - big) // -1' (-9223372036854775808 // -1)");
   EXPECT_EQ(eval_error("prod((big, 4))"),
             "integer overflow in 'prod((big, 4))' (4611686018427387904 * 4)");
-  EXPECT_EQ(eval_error("sum(big for i in (1, 2))"),
-            "integer overflow in 'sum(big for i in (1, 2))' (4611686018427387904 + 4611686018427387904)");
+  EXPECT_EQ(
+      eval_error("sum(big for i in (1, 2))"),
+      "integer overflow in 'sum(big for i in (1, 2))' (4611686018427387904 + 4611686018427387904)");
 }
 
 TEST_F(ExprEval, DivisionByZero) {

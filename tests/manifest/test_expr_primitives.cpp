@@ -37,8 +37,10 @@ TEST_F(ExprPrimitives, CeilDiv) {
   EXPECT_EQ(eval_int("ceil_div(0, 5)"), 0);
   EXPECT_EQ(eval_int("ceil_div(-7, 2)"), -3);
   EXPECT_EQ(eval_int("ceil_div(big, 1)"), int64_t{1} << 62);
-  EXPECT_EQ(eval_error("ceil_div(M, 0)"), "ceil_div divisor must be positive, got 0 in 'ceil_div(M, 0)'");
-  EXPECT_EQ(eval_error("ceil_div(M, -2)"), "ceil_div divisor must be positive, got -2 in 'ceil_div(M, -2)'");
+  EXPECT_EQ(eval_error("ceil_div(M, 0)"),
+            "ceil_div divisor must be positive, got 0 in 'ceil_div(M, 0)'");
+  EXPECT_EQ(eval_error("ceil_div(M, -2)"),
+            "ceil_div divisor must be positive, got -2 in 'ceil_div(M, -2)'");
 }
 
 TEST_F(ExprPrimitives, BroadcastFollowsPyTorch) {
@@ -72,11 +74,13 @@ TEST_F(ExprPrimitives, ReducedFollowsTorchSum) {
             "axis 3 is out of range for rank 3 in 'reduced(S, 3, False, 'full')'");
   EXPECT_EQ(eval_error("reduced(S, (1, -2), False, 'full')"),
             "axis 1 appears more than once in 'reduced(S, (1, -2), False, 'full')'");
-  EXPECT_EQ(eval_error("reduced(S, dim, False, mode)"),
-            "mode must be 'full', 'noop' or 'reject', got 'neox' in 'reduced(S, dim, False, mode)'");
+  EXPECT_EQ(
+      eval_error("reduced(S, dim, False, mode)"),
+      "mode must be 'full', 'noop' or 'reject', got 'neox' in 'reduced(S, dim, False, mode)'");
   set("dim", Value("bad"));
-  EXPECT_EQ(eval_error("reduced(S, dim, False, 'full')"),
-            "dim must be None, an int or a list of ints, got str in 'reduced(S, dim, False, 'full')'");
+  EXPECT_EQ(
+      eval_error("reduced(S, dim, False, 'full')"),
+      "dim must be None, an int or a list of ints, got str in 'reduced(S, dim, False, 'full')'");
 }
 
 TEST_F(ExprPrimitives, Axes) {
@@ -157,8 +161,8 @@ TEST_F(ExprPrimitives, PresentAndBytes) {
   EXPECT_FALSE(eval_bool("present(out_dtype)"));
   EXPECT_FALSE(eval_bool("present(nodim)"));
   CompileOptions roofline{true};
-  EXPECT_EQ(eval("bytes(x)", roofline).as_int(), 60);   // 30 float16 elements
-  EXPECT_EQ(eval("bytes(q)", roofline).as_int(), 9);    // 9 one-byte elements
+  EXPECT_EQ(eval("bytes(x)", roofline).as_int(), 60);  // 30 float16 elements
+  EXPECT_EQ(eval("bytes(q)", roofline).as_int(), 9);   // 9 one-byte elements
   EXPECT_EQ(eval("bytes(x) + (bytes(w) if present(w) else 0)", roofline).as_int(), 60);
   EXPECT_EQ(eval_error("bytes(w)", roofline), "the tensor is absent in 'bytes(w)'");
 }

@@ -66,14 +66,17 @@ TEST(Loader, ReadsEveryFieldOfAnEntry) {
 TEST(Loader, ExpressionsKnowTheirLineAndColumn) {
   Manifest m = Manifest::load_string("toy.yaml", kToy);
   const Entry& e = m.at("ScaleFwdOp");
-  EXPECT_EQ(e.shape_rules.at(0).origin.str(), "toy.yaml:17:20: ScaleFwdOp: signature.shape_rules[0]");
+  EXPECT_EQ(e.shape_rules.at(0).origin.str(),
+            "toy.yaml:17:20: ScaleFwdOp: signature.shape_rules[0]");
   EXPECT_EQ(e.inputs[0].shape.axes.at(0).expr.origin.column, 33);  // the S after the star
 }
 
 TEST(Loader, SectionsKnowTheirLineAndColumn) {
   Manifest m = Manifest::load_string("toy.yaml", kToy);
   const EntryOrigins& o = m.at("ScaleFwdOp").origins;
-  auto at = [](const Origin& x) { return std::to_string(x.line) + ":" + std::to_string(x.column) + " " + x.field; };
+  auto at = [](const Origin& x) {
+    return std::to_string(x.line) + ":" + std::to_string(x.column) + " " + x.field;
+  };
   EXPECT_EQ(at(o.name), "2:1 ");
   EXPECT_EQ(at(o.family), "3:11 family");
   EXPECT_EQ(at(o.signature), "6:3 signature");
@@ -112,7 +115,8 @@ TEST(Loader, FileNameIsReportedWithoutItsDirectory) {
 TEST(Loader, MergeRefusesAnOpDeclaredTwice) {
   Manifest a = Manifest::load_string("toy.yaml", kToy);
   Manifest b = Manifest::load_string("toy_copy.yaml", kToy);
-  EXPECT_EQ(manifest_error([&] { a.merge(b); }), "toy_copy.yaml:2:1: ScaleFwdOp: the op is also declared in toy.yaml:2:1");
+  EXPECT_EQ(manifest_error([&] { a.merge(b); }),
+            "toy_copy.yaml:2:1: ScaleFwdOp: the op is also declared in toy.yaml:2:1");
 }
 
 TEST(Loader, ToyEntriesDoNotLeakIntoTheBuiltinManifest) {

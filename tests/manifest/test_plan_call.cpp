@@ -72,7 +72,8 @@ Tensor non_contiguous(Shape shape, DType dtype = DType::kFloat16) {
 
 Tensor read_only(Shape shape, DType dtype = DType::kFloat16) {
   Tensor t = cpu(shape, dtype);
-  return Tensor::from_blob(t.data_ptr(), t.shape(), t.strides(), dtype, Device::cpu(), t.storage(), true);
+  return Tensor::from_blob(t.data_ptr(), t.shape(), t.strides(), dtype, Device::cpu(), t.storage(),
+                           true);
 }
 
 class CallCheck : public ::testing::Test {
@@ -101,11 +102,13 @@ TEST_F(CallCheck, WrongInputCount) {
 }
 
 TEST_F(CallCheck, RequiredInputMissing) {
-  EXPECT_EQ(scale_error(Inputs{std::nullopt, cpu({4}), std::nullopt}), "ScaleFwdOp: 'x' is required");
+  EXPECT_EQ(scale_error(Inputs{std::nullopt, cpu({4}), std::nullopt}),
+            "ScaleFwdOp: 'x' is required");
 }
 
 TEST_F(CallCheck, UndefinedTensorCountsAsMissing) {
-  EXPECT_EQ(scale_error(Inputs{Tensor(), std::nullopt, std::nullopt}), "ScaleFwdOp: 'x' is required");
+  EXPECT_EQ(scale_error(Inputs{Tensor(), std::nullopt, std::nullopt}),
+            "ScaleFwdOp: 'x' is required");
 }
 
 TEST_F(CallCheck, DTypeOutsideTheIndexSet) {
@@ -124,8 +127,11 @@ TEST_F(CallCheck, DTypeIsNotTheDeclaredName) {
 }
 
 TEST_F(CallCheck, DTypeAssignmentOutsideTheCombos) {
-  EXPECT_NO_THROW(mix->check(mix_state, Inputs{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat16)}));
-  EXPECT_EQ(check_error([&] { mix->check(mix_state, Inputs{cpu({4}), cpu({4}, DType::kFloat32)}); }),
+  EXPECT_NO_THROW(
+      mix->check(mix_state, Inputs{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat16)}));
+  EXPECT_EQ(check_error([&] {
+              mix->check(mix_state, Inputs{cpu({4}), cpu({4}, DType::kFloat32)});
+            }),
             "MixFwdOp: [T, W] = [float16, float32] is not a dtype_combos row");
 }
 
@@ -140,7 +146,8 @@ TEST_F(CallCheck, CpuTensorElsewhere) {
 }
 
 TEST_F(CallCheck, CpuTensorDoesNotDecideTheCallDevice) {
-  auto call = scale->check(scale_state, Inputs{on_cuda({3, 4}), on_cuda({4}), cpu({4}, DType::kInt64)});
+  auto call =
+      scale->check(scale_state, Inputs{on_cuda({3, 4}), on_cuda({4}), cpu({4}, DType::kInt64)});
   EXPECT_EQ(call.device(), Device::cuda(0));
 }
 
@@ -150,12 +157,15 @@ TEST_F(CallCheck, ContiguousInput) {
 }
 
 TEST_F(CallCheck, InputWithoutContiguousMayHaveAnyStrides) {
-  EXPECT_NO_THROW(scale->check(scale_state, Inputs{cpu({3, 4}), non_contiguous({4}), std::nullopt}));
+  EXPECT_NO_THROW(
+      scale->check(scale_state, Inputs{cpu({3, 4}), non_contiguous({4}), std::nullopt}));
 }
 
 TEST_F(CallCheck, ShapeRuleDecidedPerCall) {
-  EXPECT_EQ(scale_error(Inputs{cpu({3, 5}), std::nullopt, std::nullopt}), "ScaleFwdOp: shape_rules[1]: N % 2 == 0");
-  EXPECT_EQ(scale_error(Inputs{cpu({3, 0}), std::nullopt, std::nullopt}), "ScaleFwdOp: shape_rules[0]: N > 0");
+  EXPECT_EQ(scale_error(Inputs{cpu({3, 5}), std::nullopt, std::nullopt}),
+            "ScaleFwdOp: shape_rules[1]: N % 2 == 0");
+  EXPECT_EQ(scale_error(Inputs{cpu({3, 0}), std::nullopt, std::nullopt}),
+            "ScaleFwdOp: shape_rules[0]: N > 0");
 }
 
 TEST_F(CallCheck, OutWithTheWrongShape) {
@@ -178,27 +188,34 @@ TEST_F(CallCheck, OutOnAnotherDevice) {
 
 TEST_F(CallCheck, OutMustBeContiguous) {
   Tensor out = non_contiguous({3, 4});
-  EXPECT_EQ(scale_error(Inputs{cpu({3, 4}), std::nullopt, std::nullopt}, &out), "ScaleFwdOp: out must be contiguous");
+  EXPECT_EQ(scale_error(Inputs{cpu({3, 4}), std::nullopt, std::nullopt}, &out),
+            "ScaleFwdOp: out must be contiguous");
 }
 
 TEST_F(CallCheck, OutMayNotBeReadOnly) {
   Tensor out = read_only({3, 4});
-  EXPECT_EQ(scale_error(Inputs{cpu({3, 4}), std::nullopt, std::nullopt}, &out), "ScaleFwdOp: out is read-only");
+  EXPECT_EQ(scale_error(Inputs{cpu({3, 4}), std::nullopt, std::nullopt}, &out),
+            "ScaleFwdOp: out is read-only");
 }
 
 TEST_F(CallCheck, OutSharingStorageWithAnInput) {
   Tensor x = cpu({3, 4});
-  EXPECT_EQ(scale_error(Inputs{x, std::nullopt, std::nullopt}, &x), "ScaleFwdOp: out shares storage with input x");
+  EXPECT_EQ(scale_error(Inputs{x, std::nullopt, std::nullopt}, &x),
+            "ScaleFwdOp: out shares storage with input x");
 }
 
 TEST_F(CallCheck, OutForAnOpWithoutABuffer) {
   Tensor out = cpu({4});
-  EXPECT_EQ(check_error([&] { mix->check(mix_state, Inputs{cpu({4}), cpu({4})}, &out); }),
+  EXPECT_EQ(check_error([&] {
+              mix->check(mix_state, Inputs{cpu({4}), cpu({4})}, &out);
+            }),
             "MixFwdOp: takes no out buffer");
 }
 
 TEST_F(CallCheck, WrittenInputMayNotBeReadOnly) {
-  EXPECT_EQ(check_error([&] { accum->check(accum_state, Inputs{cpu({4}), read_only({4})}); }),
+  EXPECT_EQ(check_error([&] {
+              accum->check(accum_state, Inputs{cpu({4}), read_only({4})});
+            }),
             "AccumFwdOp: acc is written but read-only");
 }
 
@@ -208,7 +225,9 @@ TEST_F(CallCheck, ReadOnlyInputThatIsOnlyReadIsFine) {
 
 TEST_F(CallCheck, WrittenInputSharingStorageWithAnotherInput) {
   Tensor t = cpu({4});
-  EXPECT_EQ(check_error([&] { accum->check(accum_state, Inputs{t, t}); }),
+  EXPECT_EQ(check_error([&] {
+              accum->check(accum_state, Inputs{t, t});
+            }),
             "AccumFwdOp: acc is written and shares storage with input x");
 }
 
@@ -217,9 +236,14 @@ TEST_F(CallCheck, MetaTensorsGoThroughTheSameCheck) {
   EXPECT_EQ(call.device(), Device::meta());
   EXPECT_EQ(call.output(0).shape, (Shape{2, 3, 4}));
   EXPECT_EQ(call.output(0).dtype, DType::kFloat16);
-  EXPECT_EQ(check_error([&] { scale->check(scale_state, Inputs{meta({2, 3, 4}), meta({5}), std::nullopt}); }),
+  EXPECT_EQ(check_error([&] {
+              scale->check(scale_state, Inputs{meta({2, 3, 4}), meta({5}), std::nullopt});
+            }),
             "ScaleFwdOp: scale shape does not match N: axis 0 is 5, expected 4");
-  EXPECT_EQ(check_error([&] { scale->check(scale_state, Inputs{meta({2, 3}, DType::kBFloat16), std::nullopt, std::nullopt}); }),
+  EXPECT_EQ(check_error([&] {
+              scale->check(scale_state,
+                           Inputs{meta({2, 3}, DType::kBFloat16), std::nullopt, std::nullopt});
+            }),
             "ScaleFwdOp: x dtype is outside [float16, float32]; got bfloat16");
 }
 

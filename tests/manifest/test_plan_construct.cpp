@@ -88,7 +88,8 @@ TEST_F(Construction, IntGivenForAFloatBecomesAFloat) {
 }
 
 TEST_F(Construction, UnknownParam) {
-  EXPECT_EQ(conf_error({{"width", Value(8)}, {"height", Value(2)}}), "ConfFwdOp: unknown param 'height'");
+  EXPECT_EQ(conf_error({{"width", Value(8)}, {"height", Value(2)}}),
+            "ConfFwdOp: unknown param 'height'");
 }
 
 TEST_F(Construction, RequiredParamMissing) {
@@ -96,7 +97,8 @@ TEST_F(Construction, RequiredParamMissing) {
 }
 
 TEST_F(Construction, IntForAStr) {
-  EXPECT_EQ(conf_error({{"width", Value(8)}, {"name", Value(3)}}), "ConfFwdOp: param 'name' = 3 is not a str");
+  EXPECT_EQ(conf_error({{"width", Value(8)}, {"name", Value(3)}}),
+            "ConfFwdOp: param 'name' = 3 is not a str");
 }
 
 TEST_F(Construction, StringOutsideTheEnum) {
@@ -113,8 +115,9 @@ TEST_F(Construction, FloatForAnInt) {
 }
 
 TEST_F(Construction, NonFiniteFloatIsNotAFloat) {
-  EXPECT_EQ(conf_error({{"width", Value(8)}, {"scale", Value(std::numeric_limits<double>::infinity())}}),
-            "ConfFwdOp: param 'scale' = inf is not a float");
+  EXPECT_EQ(
+      conf_error({{"width", Value(8)}, {"scale", Value(std::numeric_limits<double>::infinity())}}),
+      "ConfFwdOp: param 'scale' = inf is not a float");
   EXPECT_EQ(conf_error({{"width", Value(8)}, {"scale", Value(std::nan(""))}}),
             "ConfFwdOp: param 'scale' = nan is not a float");
 }
@@ -135,18 +138,24 @@ TEST_F(Construction, RuleDecidableFromParamsFailsAtConstruction) {
 
 TEST_F(Construction, RuleReadingCallIndicesWaitsForTheCall) {
   ConstructionState state = conf->construct({{"width", Value(4)}});
-  EXPECT_EQ(check_error([&] { conf->check(state, Inputs{cpu({0, 4})}); }), "ConfFwdOp: shape_rules[1]: N > 0");
+  EXPECT_EQ(check_error([&] {
+              conf->check(state, Inputs{cpu({0, 4})});
+            }),
+            "ConfFwdOp: shape_rules[1]: N > 0");
 }
 
 TEST_F(Construction, ParamInAShapeIsCheckedAtTheCall) {
   ConstructionState state = conf->construct({{"width", Value(4)}});
-  EXPECT_EQ(check_error([&] { conf->check(state, Inputs{cpu({2, 8})}); }),
+  EXPECT_EQ(check_error([&] {
+              conf->check(state, Inputs{cpu({2, 8})});
+            }),
             "ConfFwdOp: x shape does not match width: axis 1 is 8, expected 4");
 }
 
 TEST(ConstructionTensor, IsRequiredUnlessOptional) {
   auto p = plan_from(kToy, "TableFwdOp");
-  EXPECT_EQ(check_error([&] { p->construct({}); }), "TableFwdOp: construction-time tensor 'table' is required");
+  EXPECT_EQ(check_error([&] { p->construct({}); }),
+            "TableFwdOp: construction-time tensor 'table' is required");
 }
 
 TEST(ConstructionTensor, UnifiesAtConstructionAndFixesTheCall) {
@@ -162,15 +171,17 @@ TEST(ConstructionTensor, UnifiesAtConstructionAndFixesTheCall) {
 TEST(ConstructionTensor, RuleOnItsIndicesFailsAtConstruction) {
   auto p = plan_from(kToy, "TableFwdOp");
   std::optional<Tensor> table = cpu({1}, DType::kFloat32);
-  EXPECT_EQ(check_error([&] { p->construct({}, std::span<const std::optional<Tensor>>(&table, 1)); }),
-            "TableFwdOp: shape_rules[0]: K > 1");
+  EXPECT_EQ(
+      check_error([&] { p->construct({}, std::span<const std::optional<Tensor>>(&table, 1)); }),
+      "TableFwdOp: shape_rules[0]: K > 1");
 }
 
 TEST(ConstructionTensor, DTypeIsChecked) {
   auto p = plan_from(kToy, "TableFwdOp");
   std::optional<Tensor> table = cpu({5}, DType::kFloat16);
-  EXPECT_EQ(check_error([&] { p->construct({}, std::span<const std::optional<Tensor>>(&table, 1)); }),
-            "TableFwdOp: table dtype is not float32; got float16");
+  EXPECT_EQ(
+      check_error([&] { p->construct({}, std::span<const std::optional<Tensor>>(&table, 1)); }),
+      "TableFwdOp: table dtype is not float32; got float16");
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ class ResultCheck : public ::testing::Test {
 };
 
 TEST_F(ResultCheck, AcceptsFreshOutputsOfTheInferredShapeAndDType) {
-  EXPECT_NO_THROW(split->check_result(call, inputs, nullptr, Results{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat32)}));
+  EXPECT_NO_THROW(split->check_result(
+      call, inputs, nullptr, Results{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat32)}));
 }
 
 TEST_F(ResultCheck, WrongNumberOfOutputs) {
@@ -76,26 +77,31 @@ TEST_F(ResultCheck, WrongDevice) {
 
 TEST_F(ResultCheck, DeclaredContiguousOutput) {
   Tensor strided = cpu({8}, DType::kFloat32).as_strided({4}, {2}, 0);
-  EXPECT_EQ(split_error(Results{cpu({4}, DType::kFloat32), strided}), "SplitFwdOp: output hi must be contiguous");
+  EXPECT_EQ(split_error(Results{cpu({4}, DType::kFloat32), strided}),
+            "SplitFwdOp: output hi must be contiguous");
 }
 
 TEST_F(ResultCheck, OutputSharingStorageWithAnInput) {
   EXPECT_EQ(split_error(Results{x, cpu({4}, DType::kFloat32)}),
-            "SplitFwdOp: output lo shares storage with a tensor it does not declare as its alias (input x)");
+            "SplitFwdOp: output lo shares storage with a tensor it does not declare as its alias "
+            "(input x)");
 }
 
 TEST_F(ResultCheck, OutputSharingStorageWithAnEarlierOutput) {
   Tensor lo = cpu({4}, DType::kFloat32);
   EXPECT_EQ(split_error(Results{lo, lo}),
-            "SplitFwdOp: output hi shares storage with a tensor it does not declare as its alias (output lo)");
+            "SplitFwdOp: output hi shares storage with a tensor it does not declare as its alias "
+            "(output lo)");
 }
 
 TEST_F(ResultCheck, BufferedOutputMustBeTheOutTensor) {
   Tensor out = cpu({4}, DType::kFloat32);
   SignatureCall with_out = split->check(split_state, inputs, &out);
-  EXPECT_NO_THROW(split->check_result(with_out, inputs, &out, Results{out, cpu({4}, DType::kFloat32)}));
+  EXPECT_NO_THROW(
+      split->check_result(with_out, inputs, &out, Results{out, cpu({4}, DType::kFloat32)}));
   EXPECT_EQ(check_error([&] {
-              split->check_result(with_out, inputs, &out, Results{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat32)});
+              split->check_result(with_out, inputs, &out,
+                                  Results{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat32)});
             }),
             "SplitFwdOp: output lo is not the out tensor the call passed");
 }
@@ -103,17 +109,22 @@ TEST_F(ResultCheck, BufferedOutputMustBeTheOutTensor) {
 TEST_F(ResultCheck, FreshOutputMayNotShareStorageWithOut) {
   Tensor out = cpu({4}, DType::kFloat32);
   SignatureCall with_out = split->check(split_state, inputs, &out);
-  EXPECT_EQ(check_error([&] { split->check_result(with_out, inputs, &out, Results{out, out}); }),
-            "SplitFwdOp: output hi shares storage with a tensor it does not declare as its alias (output lo)");
+  EXPECT_EQ(check_error([&] {
+              split->check_result(with_out, inputs, &out, Results{out, out});
+            }),
+            "SplitFwdOp: output hi shares storage with a tensor it does not declare as its alias "
+            "(output lo)");
 }
 
 TEST_F(ResultCheck, MetaResultsOfAMetaCall) {
   Inputs meta_inputs{meta({4}, DType::kFloat32)};
   SignatureCall meta_call = split->check(split_state, meta_inputs);
-  EXPECT_NO_THROW(split->check_result(meta_call, meta_inputs, nullptr,
-                                      Results{meta({4}, DType::kFloat32), meta({4}, DType::kFloat32)}));
+  EXPECT_NO_THROW(
+      split->check_result(meta_call, meta_inputs, nullptr,
+                          Results{meta({4}, DType::kFloat32), meta({4}, DType::kFloat32)}));
   EXPECT_EQ(check_error([&] {
-              split->check_result(meta_call, meta_inputs, nullptr, Results{meta({4}, DType::kFloat32), meta({5}, DType::kFloat32)});
+              split->check_result(meta_call, meta_inputs, nullptr,
+                                  Results{meta({4}, DType::kFloat32), meta({5}, DType::kFloat32)});
             }),
             "SplitFwdOp: output hi has shape [5], expected [4]");
 }
@@ -137,7 +148,8 @@ TEST(ResultCheckAlias, UnwrittenAliasIsAFreshOutput) {
   SignatureCall call = p->check(state, inputs);
   EXPECT_NO_THROW(p->check_result(call, inputs, nullptr, Results{cpu({4})}));
   EXPECT_EQ(check_error([&] { p->check_result(call, inputs, nullptr, Results{x}); }),
-            "InplaceFwdOp: output y shares storage with a tensor it does not declare as its alias (input x)");
+            "InplaceFwdOp: output y shares storage with a tensor it does not declare as its alias "
+            "(input x)");
 }
 
 TEST(ResultCheckNoOutputs, ReturnsNothing) {
@@ -146,7 +158,9 @@ TEST(ResultCheckNoOutputs, ReturnsNothing) {
   Inputs inputs{cpu({4}, DType::kFloat32)};
   SignatureCall call = p->check(state, inputs);
   EXPECT_NO_THROW(p->check_result(call, inputs, nullptr, Results{}));
-  EXPECT_EQ(check_error([&] { p->check_result(call, inputs, nullptr, Results{cpu({4}, DType::kFloat32)}); }),
+  EXPECT_EQ(check_error([&] {
+              p->check_result(call, inputs, nullptr, Results{cpu({4}, DType::kFloat32)});
+            }),
             "SinkFwdOp: forward returns 1 output; the signature declares 0");
 }
 

@@ -45,11 +45,12 @@ TEST(PlanThreads, ConcurrentConstructionAndChecksAgree) {
         const bool inplace = (t + i) % 2 == 0;
         const std::int64_t width = 1 + (t + i) % 3;
         const char* mode = modes[(t * 7 + i) % 4];
-        ConstructionState state =
-            plan->construct({{"inplace", Value(inplace)}, {"mode", Value(mode)}, {"width", Value(width)}});
+        ConstructionState state = plan->construct(
+            {{"inplace", Value(inplace)}, {"mode", Value(mode)}, {"width", Value(width)}});
         const std::int64_t rows = 1 + t, n = 2 + i % 5;
         SignatureCall call = plan->check(state, Inputs{meta({rows, n}, DType::kFloat32)});
-        bool ok = call.output(0).shape == Shape{rows, n * width} && call.output(0).dtype == DType::kFloat32 &&
+        bool ok = call.output(0).shape == Shape{rows, n * width} &&
+                  call.output(0).dtype == DType::kFloat32 &&
                   call.written().size() == (inplace ? 1u : 0u) &&
                   plan->effect_branch(state, call.branch_key()).operator_name ==
                       (inplace ? "tileops::toy_mode_fwd_writes_x" : "tileops::toy_mode_fwd") &&
@@ -68,7 +69,9 @@ TEST(PlanThreads, SameConstructionPointSharesOneSpecialisation) {
   std::vector<std::shared_ptr<const detail::Specialization>> points(kThreads);
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] { points[t] = plan->construct({{"mode", Value("c")}, {"width", Value(t + 1)}}).point; });
+    threads.emplace_back([&, t] {
+      points[t] = plan->construct({{"mode", Value("c")}, {"width", Value(t + 1)}}).point;
+    });
   for (auto& th : threads) th.join();
   for (const auto& p : points) EXPECT_EQ(p, points[0]);
 }

@@ -26,8 +26,10 @@ struct Snapshot {
 };
 
 Snapshot snapshot(const SignatureCall& c) {
-  Snapshot s{c.indices(), {}, c.device(), c.has_out(), c.empty_write(), c.branch_key(), c.written(), c.stages().size()};
-  for (const TensorRecord& t : c.tensors()) s.tensors.emplace_back(t.present, t.present ? t.shape : Shape{}, t.dtype);
+  Snapshot s{c.indices(),    {},          c.device(),       c.has_out(), c.empty_write(),
+             c.branch_key(), c.written(), c.stages().size()};
+  for (const TensorRecord& t : c.tensors())
+    s.tensors.emplace_back(t.present, t.present ? t.shape : Shape{}, t.dtype);
   return s;
 }
 
@@ -55,7 +57,8 @@ TEST_F(RecordReuse, RefilledRecordEqualsAFreshCheck) {
 TEST_F(RecordReuse, RecordOfAnotherConstructionIsRefilledWhole) {
   const Inputs inputs8{cpu({2, 8}, DType::kFloat32), std::nullopt};
   plan->check_into(*record, state, inputs8);
-  ConstructionState other = plan->construct({{"normalized_shape", Value(Shape{4, 2})}, {"eps", Value(0.5)}});
+  ConstructionState other =
+      plan->construct({{"normalized_shape", Value(Shape{4, 2})}, {"eps", Value(0.5)}});
   ASSERT_NE(other.id, state.id);
   const Inputs inputs42{cpu({3, 4, 2}, DType::kFloat32), std::nullopt};
   plan->check_into(*record, other, inputs42);

@@ -45,9 +45,7 @@ class RuntimeEntry : public ::testing::Test {
   std::shared_ptr<const SignaturePlan> plan = SignaturePlan::build(manifest.entries().at(0));
 };
 
-TEST_F(RuntimeEntry, ValidatesCleanly) {
-  EXPECT_TRUE(validate(manifest).empty());
-}
+TEST_F(RuntimeEntry, ValidatesCleanly) { EXPECT_TRUE(validate(manifest).empty()); }
 
 TEST_F(RuntimeEntry, InfersTheOutputFromTheInputs) {
   auto state = plan->construct({{"groups", Value(2)}});
@@ -62,35 +60,45 @@ TEST_F(RuntimeEntry, InfersTheOutputFromTheInputs) {
 
 TEST_F(RuntimeEntry, DTypeParamOverridesTheOutputDType) {
   auto state = plan->construct({{"groups", Value(2)}, {"out_dtype", Value(DType::kFloat32)}});
-  SignatureCall call = plan->check(state, Inputs{cpu({1, 32}, DType::kBFloat16), cpu({2, 16, 8}, DType::kBFloat16),
-                                                 cpu({2, 8}, DType::kBFloat16)});
+  SignatureCall call =
+      plan->check(state, Inputs{cpu({1, 32}, DType::kBFloat16), cpu({2, 16, 8}, DType::kBFloat16),
+                                cpu({2, 8}, DType::kBFloat16)});
   EXPECT_EQ(call.output(0).dtype, DType::kFloat32);
 }
 
 TEST_F(RuntimeEntry, ChecksItsShapesDTypesAndRules) {
   auto state = plan->construct({{"groups", Value(2)}});
   EXPECT_EQ(check_error([&] {
-              plan->check(state, Inputs{cpu({1, 31}, DType::kBFloat16), cpu({2, 16, 8}, DType::kBFloat16), std::nullopt});
+              plan->check(state, Inputs{cpu({1, 31}, DType::kBFloat16),
+                                        cpu({2, 16, 8}, DType::kBFloat16), std::nullopt});
             }),
             "GroupedProjFwdOp: x shape does not match groups * K: axis 1 is 31, expected 32");
   EXPECT_EQ(check_error([&] {
-              plan->check(state, Inputs{cpu({1, 32}, DType::kBFloat16), cpu({2, 16, 8}, DType::kFloat32), std::nullopt});
+              plan->check(state, Inputs{cpu({1, 32}, DType::kBFloat16),
+                                        cpu({2, 16, 8}, DType::kFloat32), std::nullopt});
             }),
             "GroupedProjFwdOp: w dtype differs from T (bfloat16); got float32");
   EXPECT_EQ(check_error([&] {
-              plan->check(state, Inputs{cpu({1, 32}, DType::kBFloat16), cpu({2, 16, 4}, DType::kBFloat16), std::nullopt});
+              plan->check(state, Inputs{cpu({1, 32}, DType::kBFloat16),
+                                        cpu({2, 16, 4}, DType::kBFloat16), std::nullopt});
             }),
             "GroupedProjFwdOp: shape_rules[1]: N % 8 == 0");
-  EXPECT_EQ(check_error([&] { plan->construct({{"groups", Value(0)}}); }), "GroupedProjFwdOp: shape_rules[0]: groups > 0");
+  EXPECT_EQ(check_error([&] {
+              plan->construct({{"groups", Value(0)}});
+            }),
+            "GroupedProjFwdOp: shape_rules[0]: groups > 0");
 }
 
 TEST_F(RuntimeEntry, EffectsAndRoofline) {
   auto state = plan->construct({{"groups", Value(2)}});
   Tensor out = meta({4, 2, 8}, DType::kBFloat16);
-  SignatureCall call = plan->check(state, Inputs{meta({4, 32}, DType::kBFloat16), meta({2, 16, 8}, DType::kBFloat16),
-                                                 meta({2, 8}, DType::kBFloat16)},
-                                   &out);
-  EXPECT_EQ(plan->effect_branch(state, call.branch_key()).operator_name, "tileops::runtime_grouped_proj_fwd_out");
+  SignatureCall call =
+      plan->check(state,
+                  Inputs{meta({4, 32}, DType::kBFloat16), meta({2, 16, 8}, DType::kBFloat16),
+                         meta({2, 8}, DType::kBFloat16)},
+                  &out);
+  EXPECT_EQ(plan->effect_branch(state, call.branch_key()).operator_name,
+            "tileops::runtime_grouped_proj_fwd_out");
   RooflineResult r = plan->eval_roofline(call);
   EXPECT_EQ(r.flops, 2 * 4 * 2 * 16 * 8 + 4 * 2 * 8);
   EXPECT_EQ(r.bytes, (4 * 32 + 2 * 16 * 8 + 2 * 8 + 4 * 2 * 8) * 2);

@@ -18,9 +18,10 @@ class RmsNormCall : public ::testing::Test {
   std::shared_ptr<const SignaturePlan> plan = builtin_plan("RMSNormFwdOp");
   ConstructionState state = plan->construct({{"normalized_shape", Value(Shape{8})}});
   Tensor out = cpu({2, 3, 8}, DType::kBFloat16);
-  SignatureCall with_weight =
-      plan->check(state, Inputs{cpu({2, 3, 8}, DType::kBFloat16), cpu({8}, DType::kBFloat16)}, &out);
-  SignatureCall without_weight = plan->check(state, Inputs{cpu({2, 3, 8}, DType::kBFloat16), std::nullopt});
+  SignatureCall with_weight = plan->check(
+      state, Inputs{cpu({2, 3, 8}, DType::kBFloat16), cpu({8}, DType::kBFloat16)}, &out);
+  SignatureCall without_weight =
+      plan->check(state, Inputs{cpu({2, 3, 8}, DType::kBFloat16), std::nullopt});
 };
 
 TEST_F(RmsNormCall, IndexReturnsSolvedIndicesAndIndexParams) {
@@ -30,8 +31,10 @@ TEST_F(RmsNormCall, IndexReturnsSolvedIndicesAndIndexParams) {
 }
 
 TEST_F(RmsNormCall, IndexOfAnUnknownNameOrATensor) {
-  EXPECT_EQ(check_error([&] { with_weight.index("M"); }), "RMSNormFwdOp: 'M' is not an index solved by this call");
-  EXPECT_EQ(check_error([&] { with_weight.index("x"); }), "RMSNormFwdOp: 'x' is not an index solved by this call");
+  EXPECT_EQ(check_error([&] { with_weight.index("M"); }),
+            "RMSNormFwdOp: 'M' is not an index solved by this call");
+  EXPECT_EQ(check_error([&] { with_weight.index("x"); }),
+            "RMSNormFwdOp: 'x' is not an index solved by this call");
 }
 
 TEST_F(RmsNormCall, IndicesListsEverySolvedNameInDeclarationOrder) {
@@ -46,7 +49,8 @@ TEST_F(RmsNormCall, PresenceOfInputsAndOut) {
   EXPECT_TRUE(with_weight.present("out"));
   EXPECT_FALSE(without_weight.present("weight"));
   EXPECT_FALSE(without_weight.present("out"));
-  EXPECT_EQ(check_error([&] { with_weight.present("bias"); }), "RMSNormFwdOp: 'bias' is not a tensor of the signature");
+  EXPECT_EQ(check_error([&] { with_weight.present("bias"); }),
+            "RMSNormFwdOp: 'bias' is not a tensor of the signature");
 }
 
 TEST_F(RmsNormCall, TensorRecordsHoldInputsAndInferredOutputs) {
@@ -60,13 +64,16 @@ TEST_F(RmsNormCall, TensorRecordsHoldInputsAndInferredOutputs) {
 TEST_F(RmsNormCall, BytesOfPresentTensors) {
   EXPECT_EQ(with_weight.bytes("x"), 2 * 3 * 8 * 2);
   EXPECT_EQ(with_weight.bytes("weight"), 16);
-  EXPECT_EQ(check_error([&] { without_weight.bytes("weight"); }), "RMSNormFwdOp: 'weight' is absent in this call");
+  EXPECT_EQ(check_error([&] { without_weight.bytes("weight"); }),
+            "RMSNormFwdOp: 'weight' is absent in this call");
 }
 
 TEST_F(RmsNormCall, TrafficReadsInputsAndWritesTheOutput) {
   std::vector<std::tuple<std::string, int, int>> traffic;
-  for (const Traffic& t : with_weight.traffic()) traffic.emplace_back(std::string(t.name), t.reads, t.writes);
-  EXPECT_EQ(traffic, (std::vector<std::tuple<std::string, int, int>>{{"x", 1, 0}, {"weight", 1, 0}, {"output", 0, 1}}));
+  for (const Traffic& t : with_weight.traffic())
+    traffic.emplace_back(std::string(t.name), t.reads, t.writes);
+  EXPECT_EQ(traffic, (std::vector<std::tuple<std::string, int, int>>{
+                         {"x", 1, 0}, {"weight", 1, 0}, {"output", 0, 1}}));
   EXPECT_EQ(with_weight.derived_bytes(), 96 + 16 + 96);
   EXPECT_EQ(without_weight.derived_bytes(), 96 + 96);
 }
@@ -111,10 +118,13 @@ FillFwdOp:
 
 TEST(SignatureCallEffects, WriteOnlyInputIsWrittenOnceAndItsAliasIsNotCounted) {
   auto p = plan_from(kToy, "FillFwdOp");
-  auto call = p->check(p->construct({}), Inputs{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat32)});
+  auto call =
+      p->check(p->construct({}), Inputs{cpu({4}, DType::kFloat32), cpu({4}, DType::kFloat32)});
   std::vector<std::tuple<std::string, int, int>> traffic;
-  for (const Traffic& t : call.traffic()) traffic.emplace_back(std::string(t.name), t.reads, t.writes);
-  EXPECT_EQ(traffic, (std::vector<std::tuple<std::string, int, int>>{{"src", 1, 0}, {"dst", 0, 1}}));
+  for (const Traffic& t : call.traffic())
+    traffic.emplace_back(std::string(t.name), t.reads, t.writes);
+  EXPECT_EQ(traffic,
+            (std::vector<std::tuple<std::string, int, int>>{{"src", 1, 0}, {"dst", 0, 1}}));
   EXPECT_EQ(call.derived_bytes(), 32);
 }
 

@@ -98,13 +98,16 @@ TEST_F(Unification, EvenAxisSolvesTheHalf) {
 TEST_F(Unification, OddAxisForTwiceNIsAnError) {
   auto p = plan("GluFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({3, 7})}); }),
+  EXPECT_EQ(check_error([&] {
+              p->check(state, Inputs{cpu({3, 7})});
+            }),
             "GluFwdOp: x axis 1 is not 2 * N; got 7");
 }
 
 TEST_F(Unification, AffineTermSolvesWithAKnownOffset) {
   auto p = plan("PackedFwdOp");
-  auto call = p->check(p->construct({}), Inputs{cpu({2}, DType::kInt32), cpu({14}, DType::kInt32), std::nullopt});
+  auto call = p->check(p->construct({}),
+                       Inputs{cpu({2}, DType::kInt32), cpu({14}, DType::kInt32), std::nullopt});
   EXPECT_EQ(call.index("K"), Value(2));
   EXPECT_EQ(call.index("M"), Value(4));
   EXPECT_EQ(call.output(0).shape, (Shape{4}));
@@ -113,27 +116,31 @@ TEST_F(Unification, AffineTermSolvesWithAKnownOffset) {
 TEST_F(Unification, AffineTermRefusesAnInexactDivision) {
   auto p = plan("PackedFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] {
-              p->check(state, Inputs{cpu({2}, DType::kInt32), cpu({13}, DType::kInt32), std::nullopt});
-            }),
-            "PackedFwdOp: packed axis 0 is not 3 * M + K; got 13");
+  EXPECT_EQ(
+      check_error([&] {
+        p->check(state, Inputs{cpu({2}, DType::kInt32), cpu({13}, DType::kInt32), std::nullopt});
+      }),
+      "PackedFwdOp: packed axis 0 is not 3 * M + K; got 13");
 }
 
 TEST_F(Unification, AffineTermRefusesANegativeSolution) {
   auto p = plan("PackedFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] {
-              p->check(state, Inputs{cpu({5}, DType::kInt32), cpu({2}, DType::kInt32), std::nullopt});
-            }),
-            "PackedFwdOp: packed axis 0 is not 3 * M + K; got 2");
+  EXPECT_EQ(
+      check_error([&] {
+        p->check(state, Inputs{cpu({5}, DType::kInt32), cpu({2}, DType::kInt32), std::nullopt});
+      }),
+      "PackedFwdOp: packed axis 0 is not 3 * M + K; got 2");
 }
 
 TEST_F(Unification, TermOfSolvedNamesIsAnEqualityCheck) {
   auto p = plan("PackedFwdOp");
   auto state = p->construct({});
-  EXPECT_NO_THROW(p->check(state, Inputs{cpu({2}, DType::kInt32), cpu({14}, DType::kInt32), cpu({4}, DType::kInt32)}));
+  EXPECT_NO_THROW(p->check(
+      state, Inputs{cpu({2}, DType::kInt32), cpu({14}, DType::kInt32), cpu({4}, DType::kInt32)}));
   EXPECT_EQ(check_error([&] {
-              p->check(state, Inputs{cpu({2}, DType::kInt32), cpu({14}, DType::kInt32), cpu({5}, DType::kInt32)});
+              p->check(state, Inputs{cpu({2}, DType::kInt32), cpu({14}, DType::kInt32),
+                                     cpu({5}, DType::kInt32)});
             }),
             "PackedFwdOp: tail shape does not match M - 1 + 1: axis 0 is 5, expected 4");
 }
@@ -150,32 +157,36 @@ TEST_F(Unification, SpliceTakesEveryAxisFromRankZeroToFour) {
 
 TEST_F(Unification, SpliceBeforeAnAxisLeavesTheLastAxis) {
   auto p = plan("SpliceFwdOp");
-  auto call = p->check(p->construct({}), Inputs{cpu({2, 3}, DType::kFloat32), cpu({2, 3, 7}, DType::kFloat32)});
+  auto call = p->check(p->construct({}),
+                       Inputs{cpu({2, 3}, DType::kFloat32), cpu({2, 3, 7}, DType::kFloat32)});
   EXPECT_EQ(call.index("N"), Value(7));
 }
 
 TEST_F(Unification, SolvedSpliceMustMatchInTheNextTensor) {
   auto p = plan("SpliceFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] {
-              p->check(state, Inputs{cpu({2, 3}, DType::kFloat32), cpu({2, 4, 7}, DType::kFloat32)});
-            }),
-            "SpliceFwdOp: v shape does not match *S: axes 0..1 of [2, 4, 7] are [2, 4], expected [2, 3]");
+  EXPECT_EQ(
+      check_error([&] {
+        p->check(state, Inputs{cpu({2, 3}, DType::kFloat32), cpu({2, 4, 7}, DType::kFloat32)});
+      }),
+      "SpliceFwdOp: v shape does not match *S: axes 0..1 of [2, 4, 7] are [2, 4], expected [2, 3]");
 }
 
 TEST_F(Unification, RankTooSmallForTheFixedAxes) {
   auto p = plan("GluFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({})}); }), "GluFwdOp: x needs rank >= 1; got rank 0");
+  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({})}); }),
+            "GluFwdOp: x needs rank >= 1; got rank 0");
 }
 
 TEST_F(Unification, WrongRankWithoutASplice) {
   auto p = plan("MatmulFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] {
-              p->check(state, Inputs{cpu({2, 4, 1}, DType::kFloat32), cpu({4, 3}, DType::kFloat32)});
-            }),
-            "MatmulFwdOp: a needs rank == 2; got rank 3");
+  EXPECT_EQ(
+      check_error([&] {
+        p->check(state, Inputs{cpu({2, 4, 1}, DType::kFloat32), cpu({4, 3}, DType::kFloat32)});
+      }),
+      "MatmulFwdOp: a needs rank == 2; got rank 3");
 }
 
 TEST_F(Unification, SharedNameMeansEqualLengthsAcrossTensors) {
@@ -200,17 +211,24 @@ TEST_F(Unification, OutputAxisMayNotBeNegative) {
 TEST(UnificationBuiltin, KnownSpliceFromAParamMustMatch) {
   auto p = builtin_plan("RMSNormFwdOp");
   auto state = p->construct({{"normalized_shape", Value(Shape{1024})}});
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({2, 4096}), std::nullopt}); }),
-            "RMSNormFwdOp: x shape does not match *normalized_shape: axes 1..1 of [2, 4096] are [4096], "
-            "expected [1024]");
+  EXPECT_EQ(
+      check_error([&] {
+        p->check(state, Inputs{cpu({2, 4096}), std::nullopt});
+      }),
+      "RMSNormFwdOp: x shape does not match *normalized_shape: axes 1..1 of [2, 4096] are [4096], "
+      "expected [1024]");
 }
 
 TEST(UnificationBuiltin, KnownSpliceLongerThanTheTensor) {
   auto p = builtin_plan("RMSNormFwdOp");
   auto state = p->construct({{"normalized_shape", Value(Shape{4, 8})}});
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({8}), std::nullopt}); }),
+  EXPECT_EQ(check_error([&] {
+              p->check(state, Inputs{cpu({8}), std::nullopt});
+            }),
             "RMSNormFwdOp: x needs rank >= 2; got rank 1");
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({3, 4, 8}), cpu({2, 4, 8})}); }),
+  EXPECT_EQ(check_error([&] {
+              p->check(state, Inputs{cpu({3, 4, 8}), cpu({2, 4, 8})});
+            }),
             "RMSNormFwdOp: weight needs rank == 2; got rank 3");
 }
 
@@ -225,7 +243,9 @@ TEST(UnificationBuiltin, BroadcastOutput) {
 TEST(UnificationBuiltin, ShapesThatDoNotBroadcast) {
   auto p = builtin_plan("AddFwdOp");
   auto state = p->construct({});
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{cpu({2, 3}), cpu({4})}); }),
+  EXPECT_EQ(check_error([&] {
+              p->check(state, Inputs{cpu({2, 3}), cpu({4})});
+            }),
             "AddFwdOp: output.shape: shapes [2, 3] and [4] do not broadcast in 'broadcast(A, B)'");
 }
 
@@ -255,12 +275,16 @@ INSTANTIATE_TEST_SUITE_P(
                       ReducedCase{"first_and_last", Value(Shape{0, -1}), false, Shape{3}},
                       ReducedCase{"middle_keepdim", Value(Shape{1}), true, Shape{2, 1, 4}},
                       ReducedCase{"empty_list_is_every_axis", Value(Shape{}), false, Shape{}}),
-    [](const ::testing::TestParamInfo<ReducedCase>& param_info) { return std::string(param_info.param.name); });
+    [](const ::testing::TestParamInfo<ReducedCase>& param_info) {
+      return std::string(param_info.param.name);
+    });
 
 TEST(UnificationBuiltin, ReducedDimOutOfRangeFailsItsRule) {
   auto p = builtin_plan("SumFwdOp");
   auto state = p->construct({{"dim", Value(Shape{3})}});
-  EXPECT_EQ(check_error([&] { p->check(state, Inputs{meta({2, 3, 4})}); }),
+  EXPECT_EQ(check_error([&] {
+              p->check(state, Inputs{meta({2, 3, 4})});
+            }),
             "SumFwdOp: shape_rules[0]: not present(dim) or (valid_axes(dim.value, len(S)) and "
             "unique_axes(dim.value, len(S)))");
 }

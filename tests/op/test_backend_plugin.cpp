@@ -68,7 +68,8 @@ TEST(BackendPlugin, MissingSymbolIsRecorded) {
   const auto before = registered_targets();
   EXPECT_THAT(error_of<BackendError>([] { load_backend(TILEOPS_TEST_BACKEND_NO_SYMBOL_PATH); }),
               HasSubstr("exports no tileops_backend_register"));
-  EXPECT_TRUE(failure_mentions(TILEOPS_TEST_BACKEND_NO_SYMBOL_PATH, "exports no tileops_backend_register"));
+  EXPECT_TRUE(
+      failure_mentions(TILEOPS_TEST_BACKEND_NO_SYMBOL_PATH, "exports no tileops_backend_register"));
   EXPECT_EQ(registered_targets(), before);
   EXPECT_THROW(load_backend("/nonexistent/libtileops_backend.so"), BackendError);
   EXPECT_TRUE(failure_mentions("/nonexistent/libtileops_backend.so", "cannot load"));
@@ -86,7 +87,8 @@ TEST(BackendPlugin, RegistrationIsAllOrNothing) {
 }
 
 TEST(BackendPlugin, TileopsBackendsIsLoadedAtTheFirstConstruction) {
-  ToyOp op(with_selection_table(toy_class("EnvPluginFwdOp")), {}, Target::named("env_plugin_target"));
+  ToyOp op(with_selection_table(toy_class("EnvPluginFwdOp")), {},
+           Target::named("env_plugin_target"));
   Tensor y = op(cpu({2}, DType::kFloat32));
   EXPECT_EQ(y.data<float>()[0], 7.0f);
   EXPECT_EQ(op.serving_target(), Target::named("env_plugin_target"));

@@ -156,9 +156,10 @@ TEST(Concurrency, CallStackIsThreadLocal) {
 }
 
 TEST(Concurrency, ParallelCompositeCallsFileTheirOwnSubCalls) {
-  ToyOp parent(composite_class(unique_op("Parallel")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) {
-    return through(self, a, {"first", "second", "second"});
-  });
+  ToyOp parent(composite_class(unique_op("Parallel")), {}, std::nullopt,
+               [](ToyOp& self, const CallArgs& a) {
+                 return through(self, a, {"first", "second", "second"});
+               });
   std::atomic<int> wrong{0};
   on_threads(kThreads, [&](int t) {
     for (int i = 0; i < 50; ++i) parent(cpu({1 + t}));
@@ -175,7 +176,9 @@ TEST(Concurrency, ParallelCompositeCallsFileTheirOwnSubCalls) {
 }
 
 TEST(Concurrency, TuningRequestedWhileEntriesAreBeingBuiltReachesEveryEntry) {
-  ToyOp op(toy_class(unique_op("TuneRace")).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+  ToyOp op(toy_class(unique_op("TuneRace"))
+               .interface<Scaling>("scale")
+               .kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
   std::barrier start(kThreads + 1);
   std::thread tuner([&] {
     start.arrive_and_wait();
@@ -207,7 +210,9 @@ TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
   constexpr int kWriters = 2;
   constexpr int kSpecsPerWriter = 1500;
   constexpr int kHot = 8;
-  auto n_of = [](int writer, int k) { return static_cast<std::int64_t>(kHot + writer * kSpecsPerWriter + k) * 10; };
+  auto n_of = [](int writer, int k) {
+    return static_cast<std::int64_t>(kHot + writer * kSpecsPerWriter + k) * 10;
+  };
   std::vector<std::shared_ptr<Scaling>> hot;
   for (int h = 0; h < kHot; ++h) hot.push_back(op.kernel_for<Scaling>(scaling(h * 10)));
   // What each writer got for its k-th spec, and how many of its specs it has published so far.
@@ -248,10 +253,12 @@ TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
   });
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_GT(reader_hits.load(), 0);
-  EXPECT_EQ(op.built_entries("scale").size(), static_cast<std::size_t>(kHot + kWriters * kSpecsPerWriter));
+  EXPECT_EQ(op.built_entries("scale").size(),
+            static_cast<std::size_t>(kHot + kWriters * kSpecsPerWriter));
   for (int w = 0; w < kWriters; ++w)
     for (int k = 0; k < kSpecsPerWriter; ++k)
-      ASSERT_EQ(op.kernel_for<Scaling>(scaling(n_of(w, k))).get(), got[w][k].load()) << w << " " << k;
+      ASSERT_EQ(op.kernel_for<Scaling>(scaling(n_of(w, k))).get(), got[w][k].load())
+          << w << " " << k;
 }
 
 }  // namespace

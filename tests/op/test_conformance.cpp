@@ -21,7 +21,8 @@ TEST(Conformance, Item01_SelectionByApplicabilityAndPrecedence) {
   EXPECT_EQ(op.key_for("scale", scaling(-1)), "negative");
   // An implementation preferred over all of them but not available on the call's device changes
   // no answer.
-  ToyOp more(with_selection_table(toy_class(unique_op("Select"))).kernel<CudaOnlyKernel>("cuda_only", "CudaOnlyKernel"));
+  ToyOp more(with_selection_table(toy_class(unique_op("Select")))
+                 .kernel<CudaOnlyKernel>("cuda_only", "CudaOnlyKernel"));
   EXPECT_EQ(more.key_for("scale", scaling(0)), "general");
   EXPECT_EQ(more.key_for("scale", scaling(5)), "positive");
   EXPECT_EQ(more.key_for("scale", scaling(20)), "band");
@@ -34,8 +35,10 @@ TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
   const std::string name = unique_op("Ambiguous");
   ToyOp op(with_selection_table(toy_class(name)).kernel<OverlapKernel>("overlap", "OverlapKernel"));
   EXPECT_EQ(error_of<SelectionError>([&] { op.key_for("scale", scaling(5)); }),
-            name + ": dispatch is ambiguous: positive, overlap all serve this call, and none is preferred over the "
-                   "others. Call: ScalingCall(n=5, device=cpu)");
+            name +
+                ": dispatch is ambiguous: positive, overlap all serve this call, and none is "
+                "preferred over the "
+                "others. Call: ScalingCall(n=5, device=cpu)");
   const std::string name2 = unique_op("Unserved");
   ToyOp no_general(toy_class(name2)
                        .interface<Scaling>("scale")
@@ -44,15 +47,19 @@ TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
                        .kernel<HundredsKernel>("hundreds", "HundredsKernel")
                        .kernel<NegativeKernel>("negative", "NegativeKernel"));
   EXPECT_EQ(error_of<SelectionError>([&] { no_general.key_for("scale", scaling(0)); }),
-            name2 + ": no implementation serves this call: positive (PositiveKernel: serves n > 0), band (BandKernel: "
-                    "serves 10 < n <= 50), hundreds (HundredsKernel: serves n > 100), negative (NegativeKernel: serves "
-                    "n < 0). Call: ScalingCall(n=0, device=cpu)");
+            name2 +
+                ": no implementation serves this call: positive (PositiveKernel: serves n > 0), "
+                "band (BandKernel: "
+                "serves 10 < n <= 50), hundreds (HundredsKernel: serves n > 100), negative "
+                "(NegativeKernel: serves "
+                "n < 0). Call: ScalingCall(n=0, device=cpu)");
 }
 
 // Item 3.
 TEST(Conformance, Item03_NoKeyListsTheDeviceType) {
   const std::string name = unique_op("Elsewhere");
-  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"), {}, kBuiltin);
+  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"), {},
+           kBuiltin);
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { op(cpu({4})); }),
             name + "'s in-tree kernels do not run on cpu; known targets for this op: []");
   EXPECT_EQ(op.serving_target(), std::nullopt);  // the failing call undid its selection
@@ -82,7 +89,9 @@ struct WrongEntryFor : FakeKernel<WrongEntryFor, kGeneral> {  // entry_for retur
   static std::shared_ptr<Scaling> entry_for(const ScalingCall&);
 };
 template <class O, class C>
-concept KernelForAccepts = requires(O& op, const C& c) { op.template kernel_for<Scaling>(c); };
+concept KernelForAccepts = requires(O& op, const C& c) {
+  op.template kernel_for<Scaling>(c);
+};
 
 static_assert(CallSpec<ScalingCall>);
 static_assert(!CallSpec<ListSpec>);
@@ -105,31 +114,39 @@ TEST(Conformance, Item04_StatedDeviceFactsAreRefusedByKernelForAcceptedByKeyFor)
   ScalingCall stated = plain;
   stated.stated_facts = DeviceFacts{90, 132, 227 * 1024};
   // Even right after the equal unstated spec was served (a hit would silently accept them).
-  EXPECT_EQ(error_of<ContractError>([&] { op.kernel_for<Scaling>(stated); }),
-            name + ".scale reads the device facts from the call's device; this call spec states ['arch', "
-                   "'sm_count', 'smem_budget']");
+  EXPECT_EQ(
+      error_of<ContractError>([&] { op.kernel_for<Scaling>(stated); }),
+      name +
+          ".scale reads the device facts from the call's device; this call spec states ['arch', "
+          "'sm_count', 'smem_budget']");
   // key_for answers for a device the process is not on.
   ScalingCall on_h100 = scaling(5, Device::cuda(0));
   on_h100.stated_facts = DeviceFacts{90, 132, 227 * 1024};
   EXPECT_EQ(op.key_for("scale", on_h100), "sm90");
   auto verdicts = op.verdicts("scale", on_h100);
   ASSERT_EQ(verdicts.size(), 2u);
-  EXPECT_EQ(verdicts[0], (std::pair<std::string, std::string>{"general", "runs on [cpu], not cuda"}));
+  EXPECT_EQ(verdicts[0],
+            (std::pair<std::string, std::string>{"general", "runs on [cpu], not cuda"}));
   EXPECT_EQ(verdicts[1], (std::pair<std::string, std::string>{"sm90", ""}));
   ScalingCall on_a100 = on_h100;
   on_a100.stated_facts->arch = 80;
-  EXPECT_EQ(op.verdicts("scale", on_a100)[1].second, "built for architectures [90], device reports 80");
+  EXPECT_EQ(op.verdicts("scale", on_a100)[1].second,
+            "built for architectures [90], device reports 80");
   // key_for is generic over the spec type, so a spec of the wrong class is refused at run time.
   ShiftCall wrong;
-  EXPECT_EQ(error_of<ContractError>([&] { op.key_for("scale", wrong); }),
-            name + ".scale takes a tileops::optest::ScalingCall call spec, not tileops::optest::ShiftCall");
+  EXPECT_EQ(
+      error_of<ContractError>([&] { op.key_for("scale", wrong); }),
+      name +
+          ".scale takes a tileops::optest::ScalingCall call spec, not tileops::optest::ShiftCall");
   EXPECT_THROW(op.verdicts("scale", wrong), ContractError);
 }
 
 // Item 5.
 TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDeviceResolvedAgain) {
   FakeAccelerator accel(90, 0);
-  ToyOp op(toy_class(unique_op("Identity")).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+  ToyOp op(toy_class(unique_op("Identity"))
+               .interface<Scaling>("scale")
+               .kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
   auto one = op.kernel_for<Scaling>(scaling(1, Device::cuda(0)));
   auto nine = op.kernel_for<Scaling>(scaling(9, Device::cuda(0)));
   EXPECT_EQ(one, nine);
@@ -151,7 +168,8 @@ TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDev
   EXPECT_EQ(std::dynamic_pointer_cast<FakeEntry>(on_one)->call.device, Device::cuda(1));
   // Built with its device made current, which is restored afterwards.
   accel.set_current(0);
-  auto on_two = std::dynamic_pointer_cast<FakeEntry>(op.kernel_for<Scaling>(scaling(1, Device::cuda(2))));
+  auto on_two =
+      std::dynamic_pointer_cast<FakeEntry>(op.kernel_for<Scaling>(scaling(1, Device::cuda(2))));
   EXPECT_EQ(on_two->current_at_build, 2);
   EXPECT_EQ(accel.current(), 0);
 }
@@ -159,11 +177,13 @@ TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDev
 // Item 6.
 TEST(Conformance, Item06_RegisteredKernelTypes) {
   const std::string name = unique_op("Registered");
-  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+  OpClass& cls =
+      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
   ToyOp before(cls);
   register_kernel_type(name, KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
   EXPECT_THAT(error_of<BackendError>([&] {
-                register_kernel_type(name, KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
+                register_kernel_type(name,
+                                     KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
               }),
               HasSubstr("'positive' is already registered for " + name));
   before(cpu({5}));
@@ -173,8 +193,10 @@ TEST(Conformance, Item06_RegisteredKernelTypes) {
   EXPECT_EQ(after.ran(), "positive");
 
   const std::string clash = unique_op("Clash");
-  OpClass& clash_cls = toy_class(clash).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
-  register_kernel_type(clash, KernelType::of<SecondGeneralKernel>("general", "SecondGeneralKernel"));
+  OpClass& clash_cls = toy_class(clash).interface<Scaling>("scale").kernel<GeneralKernel>(
+      "general", "GeneralKernel");
+  register_kernel_type(clash,
+                       KernelType::of<SecondGeneralKernel>("general", "SecondGeneralKernel"));
   EXPECT_EQ(error_of<ContractError>([&] { ToyOp op(clash_cls); }),
             "implementations registered for " + clash + " reuse keys it has: ['general']");
 }
@@ -214,10 +236,11 @@ TEST(Conformance, Item08_BuilderReturningANonCallable) {
   const std::string name = unique_op("NotCallable");
   const std::string target = unique("not_callable");
   auto builds = std::make_shared<std::atomic<int>>(0);
-  register_kernel_builder(name, target, [builds](std::span<const std::optional<TensorSpec>>, const ParamMap&) {
-    (*builds)++;
-    return TargetKernel{};
-  });
+  register_kernel_builder(name, target,
+                          [builds](std::span<const std::optional<TensorSpec>>, const ParamMap&) {
+                            (*builds)++;
+                            return TargetKernel{};
+                          });
   ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
   op.call(Inputs{meta({4}), std::nullopt});
   auto before = op.last_call();
@@ -234,7 +257,8 @@ TEST(Conformance, Item09_TargetSelectionErrors) {
   FakeAccelerator accel;
   ToyOp nope(with_selection_table(toy_class(unique_op("Nope"))), {}, Target::named("nope"));
   nope(cpu({0}));  // an empty write selects nothing, so it does not raise
-  EXPECT_THAT(error_of<UnknownTargetError>([&] { nope(cpu({4})); }), HasSubstr("unknown target 'nope'"));
+  EXPECT_THAT(error_of<UnknownTargetError>([&] { nope(cpu({4})); }),
+              HasSubstr("unknown target 'nope'"));
   EXPECT_THAT(error_of<UnknownTargetError>([] { set_default_target(Target::named("nope")); }),
               HasSubstr("unknown target 'nope'"));
   EXPECT_EQ(default_target(), std::nullopt);
@@ -260,7 +284,8 @@ TEST(Conformance, Item09_TargetSelectionErrors) {
   register_detector(builderless, [](const Device&) { return false; });
   auto sub_log = std::make_shared<BuilderLog>();
   register_kernel_builder("ToySubFwdOp", builderless, logging_builder(sub_log));
-  ToyOp owning(with_selection_table(toy_class(unique_op("Owning"))), {}, Target::named(builderless));
+  ToyOp owning(with_selection_table(toy_class(unique_op("Owning"))), {},
+               Target::named(builderless));
   EXPECT_THAT(error_of<OpNotAvailableError>([&] { owning(cpu({4})); }),
               HasSubstr("target '" + builderless + "' registers no kernel builder for"));
   ToyOp composite(composite_class(unique_op("Composes")), {}, Target::named(builderless),
@@ -294,22 +319,34 @@ TEST(Conformance, Item10_EmptyWrites) {
 TEST(Conformance, Item11_ResultCheck) {
   const std::string name = unique_op("Results");
   OpClass& cls = toy_class(name);
-  auto returning = [&](ToyOp::Body body) { return std::make_unique<ToyOp>(cls, ParamMap{}, std::nullopt, std::move(body)); };
+  auto returning = [&](ToyOp::Body body) {
+    return std::make_unique<ToyOp>(cls, ParamMap{}, std::nullopt, std::move(body));
+  };
   const Tensor x = cpu({4});
   auto aliasing = returning([](ToyOp&, const CallArgs& a) -> CallResult { return {a.input(0)}; });
-  EXPECT_EQ(error_of<CheckError>([&] { (*aliasing)(x); }),
-            name + ": output y shares storage with a tensor it does not declare as its alias (input x)");
+  EXPECT_EQ(
+      error_of<CheckError>([&] { (*aliasing)(x); }),
+      name + ": output y shares storage with a tensor it does not declare as its alias (input x)");
   auto shaped = returning([](ToyOp&, const CallArgs&) -> CallResult { return {cpu({5})}; });
-  EXPECT_EQ(error_of<CheckError>([&] { (*shaped)(x); }), name + ": output y has shape [5], expected [4]");
-  auto typed = returning([](ToyOp&, const CallArgs&) -> CallResult { return {cpu({4}, DType::kFloat32)}; });
-  EXPECT_EQ(error_of<CheckError>([&] { (*typed)(x); }), name + ": output y has dtype float32, expected float16");
+  EXPECT_EQ(error_of<CheckError>([&] { (*shaped)(x); }),
+            name + ": output y has shape [5], expected [4]");
+  auto typed =
+      returning([](ToyOp&, const CallArgs&) -> CallResult { return {cpu({4}, DType::kFloat32)}; });
+  EXPECT_EQ(error_of<CheckError>([&] { (*typed)(x); }),
+            name + ": output y has dtype float32, expected float16");
   auto placed = returning([](ToyOp&, const CallArgs&) -> CallResult { return {on_cuda({4}, 0)}; });
-  EXPECT_EQ(error_of<CheckError>([&] { (*placed)(x); }), name + ": output y is on cuda:0, not on the call device cpu");
-  auto counted = returning([](ToyOp&, const CallArgs&) -> CallResult { return {cpu({4}), cpu({4})}; });
-  EXPECT_EQ(error_of<CheckError>([&] { (*counted)(x); }), name + ": forward returns 2 outputs; the signature declares 1");
+  EXPECT_EQ(error_of<CheckError>([&] { (*placed)(x); }),
+            name + ": output y is on cuda:0, not on the call device cpu");
+  auto counted = returning([](ToyOp&, const CallArgs&) -> CallResult {
+    return {cpu({4}), cpu({4})};
+  });
+  EXPECT_EQ(error_of<CheckError>([&] { (*counted)(x); }),
+            name + ": forward returns 2 outputs; the signature declares 1");
   auto ignores_out = returning([](ToyOp&, const CallArgs&) -> CallResult { return {cpu({4})}; });
   Tensor out = cpu({4});
-  EXPECT_EQ(error_of<CheckError>([&] { (*ignores_out)(x, std::nullopt, CallOptions{out, nullptr}); }),
+  EXPECT_EQ(error_of<CheckError>([&] {
+              (*ignores_out)(x, std::nullopt, CallOptions{out, nullptr});
+            }),
             name + ": output y is not the out tensor the call passed");
 
   const std::string sink = unique_op("Sink");
@@ -330,9 +367,13 @@ TEST(Conformance, Item11_ResultCheck) {
 TEST(Conformance, Item12_SignatureChecksNameTheDeclaration) {
   const std::string mix = unique_op("Mix");
   ToyOp mix_op(toy_class(mix, kMixEntry));
-  EXPECT_EQ(error_of<CheckError>([&] { mix_op.call(Inputs{cpu({8}), cpu({4}, DType::kFloat32)}); }),
+  EXPECT_EQ(error_of<CheckError>([&] {
+              mix_op.call(Inputs{cpu({8}), cpu({4}, DType::kFloat32)});
+            }),
             mix + ": [T, W] = [float16, float32] is not a dtype_combos row");
-  EXPECT_EQ(error_of<CheckError>([&] { mix_op.call(Inputs{cpu({7}), cpu({4})}); }),
+  EXPECT_EQ(error_of<CheckError>([&] {
+              mix_op.call(Inputs{cpu({7}), cpu({4})});
+            }),
             mix + ": x axis 0 is not 2 * N; got 7");
   const std::string scale = unique_op("Scale");
   ToyOp scale_op(toy_class(scale));
@@ -352,9 +393,11 @@ TEST(Conformance, Item13_EffectBranchOperatorNamesAndInstanceKeys) {
   EXPECT_EQ(scale.effect_branch(x_only, true).operator_name, "tileops::toy_branch_fwd_out");
   ToyOp inplace(toy_class("ToyInplaceFwdOp", kInplaceEntry), {{"inplace", Value(true)}});
   ToyOp copying(toy_class("ToyInplaceFwdOp", kInplaceEntry), {{"inplace", Value(false)}});
-  EXPECT_EQ(inplace.effect_branch(Inputs{cpu({4})}, false).operator_name, "tileops::toy_inplace_fwd_writes_x");
+  EXPECT_EQ(inplace.effect_branch(Inputs{cpu({4})}, false).operator_name,
+            "tileops::toy_inplace_fwd_writes_x");
   EXPECT_EQ(inplace.effect_branch(Inputs{cpu({4})}, false).written, std::vector<std::string>{"x"});
-  EXPECT_EQ(copying.effect_branch(Inputs{cpu({4})}, false).operator_name, "tileops::toy_inplace_fwd");
+  EXPECT_EQ(copying.effect_branch(Inputs{cpu({4})}, false).operator_name,
+            "tileops::toy_inplace_fwd");
 
   const std::string name = unique_op("Keys");
   OpClass& cls = toy_class(name);
@@ -378,7 +421,8 @@ TEST(Conformance, Item14_MetaCall) {
   const std::string target = unique("meta14");
   auto log = std::make_shared<BuilderLog>();
   register_kernel_builder(name, target, logging_builder(log));
-  for (std::optional<Target> t : {std::optional<Target>(), std::optional<Target>(Target::named(target))}) {
+  for (std::optional<Target> t :
+       {std::optional<Target>(), std::optional<Target>(Target::named(target))}) {
     ToyOp op(with_selection_table(toy_class(name)), {}, t);
     const int builds = counters().builds.load();
     Tensor y = op(meta({9}, DType::kFloat32), meta({9}, DType::kFloat32));
@@ -396,12 +440,13 @@ TEST(Conformance, Item14_MetaCall) {
 
 // Item 15.
 TEST(Conformance, Item15_CompositeStagesAndHolding) {
-  ToyOp op(composite_class(unique_op("Stages")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) -> CallResult {
-    ToySubOp& second = self.hold<ToySubOp>("second", Identity());
-    second(cpu({1}));
-    second(cpu({2}));
-    return {self.output(a, 0)};
-  });
+  ToyOp op(composite_class(unique_op("Stages")), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) -> CallResult {
+             ToySubOp& second = self.hold<ToySubOp>("second", Identity());
+             second(cpu({1}));
+             second(cpu({2}));
+             return {self.output(a, 0)};
+           });
   op(cpu({4}));
   auto rec = op.last_call();
   ASSERT_EQ(rec->stages().size(), 2u);
@@ -414,7 +459,9 @@ TEST(Conformance, Item15_CompositeStagesAndHolding) {
 
   ToySubOp& held = op.hold<ToySubOp>("second", Identity());
   EXPECT_EQ(&op.hold<ToySubOp>("second", Identity()), &held);
-  EXPECT_EQ(&op.hold<ToySubOp>("second", Identity(), std::make_shared<ToySubOp>(ParamMap{}, std::nullopt)), &held);
+  EXPECT_EQ(&op.hold<ToySubOp>("second", Identity(),
+                               std::make_shared<ToySubOp>(ParamMap{}, std::nullopt)),
+            &held);
   std::shared_ptr<ToySubOp> shared = std::dynamic_pointer_cast<ToySubOp>(op.held_delegates().at(0));
   ASSERT_TRUE(shared);
   EXPECT_THAT(error_of<CheckError>([&] { op.hold<ToySubOp>("first", Identity(), shared); }),
@@ -427,8 +474,10 @@ TEST(Conformance, Item15_CompositeStagesAndHolding) {
     (*stray)(a.input(0));
     return {self.output(a, 0)};
   });
-  EXPECT_THAT(error_of<RuntimeStateError>([&] { op(cpu({4})); }),
-              HasSubstr("ToySubFwdOp completed a call inside this call but is not held through delegate_for"));
+  EXPECT_THAT(
+      error_of<RuntimeStateError>([&] { op(cpu({4})); }),
+      HasSubstr(
+          "ToySubFwdOp completed a call inside this call but is not held through delegate_for"));
   EXPECT_EQ(op.last_call(), rec);
 }
 
@@ -481,7 +530,7 @@ TEST(Conformance, Tuning_TargetKernelsTuneOnceAndUntunableOnesWarnOnce) {
   EXPECT_EQ(log->tunes, 2);
   op.request_tune();
   EXPECT_EQ(log->tunes, 2);  // each kernel is sent one request
-  op(cpu({16}));  // built in tuned mode: tuned right after building
+  op(cpu({16}));             // built in tuned mode: tuned right after building
   EXPECT_EQ(log->tunes, 3);
 
   ToyOp quiet(cls, {}, Target::named(untunable));

@@ -28,8 +28,14 @@ TEST(ConstructionTable1, Row1_LoadsTheBackendRegistry) {
 
 TEST(ConstructionTable1, Row2_ChecksParamsAndKeepsConstructionIndices) {
   OpClass& cls = toy_class(unique_op("Params"));
-  EXPECT_THAT(error_of<CheckError>([&] { ToyOp bad(cls, {{"factor", Value(0)}}); }), HasSubstr("factor > 0"));
-  EXPECT_THAT(error_of<CheckError>([&] { ToyOp bad(cls, {{"bogus", Value(1)}}); }), HasSubstr("bogus"));
+  EXPECT_THAT(error_of<CheckError>([&] {
+                ToyOp bad(cls, {{"factor", Value(0)}});
+              }),
+              HasSubstr("factor > 0"));
+  EXPECT_THAT(error_of<CheckError>([&] {
+                ToyOp bad(cls, {{"bogus", Value(1)}});
+              }),
+              HasSubstr("bogus"));
   ToyOp op(cls, {{"factor", Value(3)}});
   // The solved values are kept: defaults filled in, given values as given.
   EXPECT_EQ(op.params().at("factor").as_int(), 3);
@@ -144,9 +150,10 @@ TEST(ConstructionTable2, Row4_OpWithoutBoundaryRunsTheServingTargetsKernelElseFo
 // Table 3: the seven steps of a call.
 
 TEST(ConstructionTable3, Step1_BeginsTheCallAndCollectsSubOpCalls) {
-  ToyOp op(composite_class(unique_op("Begin")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) {
-    return through(self, a, {"first", "first", "second"});
-  });
+  ToyOp op(composite_class(unique_op("Begin")), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) {
+             return through(self, a, {"first", "first", "second"});
+           });
   op(cpu({4}));
   const auto& stages = op.last_call()->stages();
   ASSERT_EQ(stages.size(), 2u);
@@ -210,7 +217,8 @@ TEST(ConstructionTable3, Step5_RunsTheTargetKernelOrTheBody) {
 TEST(ConstructionTable3, Step6_ChecksTheResult) {
   ToyOp op(toy_class(unique_op("Result")), {}, std::nullopt,
            [](ToyOp&, const CallArgs&) -> CallResult { return {cpu({3})}; });
-  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({4})); }), HasSubstr("output y has shape [3], expected [4]"));
+  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({4})); }),
+              HasSubstr("output y has shape [3], expected [4]"));
   EXPECT_THROW(op.last_call(), RuntimeStateError);
 }
 
@@ -253,7 +261,8 @@ TEST(ConstructionTable4, Row1_TargetIsSelectedAtTheFirstCallAndUnchangedAfter) {
 
 TEST(ConstructionTable4, Row2_RegisteredKernelTypeIsMergedAtConstruction) {
   const std::string name = unique_op("Merged");
-  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+  OpClass& cls =
+      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
   ToyOp before(cls);
   register_kernel_type(name, KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
   ToyOp after(cls);
@@ -266,7 +275,8 @@ TEST(ConstructionTable4, Row2_RegisteredKernelTypeIsMergedAtConstruction) {
 // Table 5: kernel type and entry.
 
 OpClass& bucket_class(const std::string& name) {
-  return toy_class(name).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel");
+  return toy_class(name).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device",
+                                                                             "AnyDeviceKernel");
 }
 
 TEST(ConstructionTable5, Row1_KernelTypeIsTheClassEntryIsAnObjectBuiltForACall) {
@@ -342,7 +352,8 @@ TEST(ConstructionTable5, Row6_TheSubclassCallsTheEntry) {
 // Table 6: instance state after a failure.
 
 TEST(ConstructionTable6, Row1_TargetSelectedInThisCall_UndoneKernelsDroppedLastCallUnchanged) {
-  ToyOp op(with_selection_table(toy_class(unique_op("Undo"))), {}, std::nullopt, fail_after_compute);
+  ToyOp op(with_selection_table(toy_class(unique_op("Undo"))), {}, std::nullopt,
+           fail_after_compute);
   op.call(Inputs{meta({4}), std::nullopt});  // a record that selected nothing
   auto before = op.last_call();
   EXPECT_THROW(op(cpu({4})), std::runtime_error);
@@ -358,11 +369,12 @@ TEST(ConstructionTable6, Row1_TargetSelectedInThisCall_UndoneKernelsDroppedLastC
   const std::string name = unique_op("UndoTarget");
   const std::string target = unique("undo_target");
   auto log = std::make_shared<BuilderLog>();
-  register_kernel_builder(name, target, [log](std::span<const std::optional<TensorSpec>> in, const ParamMap& p) {
-    TargetKernel k = logging_builder(log)(in, p);
-    k.run = [](const TargetCall&) -> CallResult { throw std::runtime_error("kernel failed"); };
-    return k;
-  });
+  register_kernel_builder(
+      name, target, [log](std::span<const std::optional<TensorSpec>> in, const ParamMap& p) {
+        TargetKernel k = logging_builder(log)(in, p);
+        k.run = [](const TargetCall&) -> CallResult { throw std::runtime_error("kernel failed"); };
+        return k;
+      });
   ToyOp served(with_selection_table(toy_class(name)), {}, Target::named(target));
   EXPECT_THROW(served(cpu({4})), std::runtime_error);
   EXPECT_EQ(served.serving_target(), std::nullopt);
@@ -372,10 +384,11 @@ TEST(ConstructionTable6, Row1_TargetSelectedInThisCall_UndoneKernelsDroppedLastC
 }
 
 TEST(ConstructionTable6, Row1_UndoTravelsDownThroughTheHeldSubOps) {
-  ToyOp op(composite_class(unique_op("UndoDown")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) -> CallResult {
-    through(self, a, {"first"});
-    throw std::runtime_error("composite failed after its sub-op ran");
-  });
+  ToyOp op(composite_class(unique_op("UndoDown")), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) -> CallResult {
+             through(self, a, {"first"});
+             throw std::runtime_error("composite failed after its sub-op ran");
+           });
   EXPECT_THROW(op(cpu({4})), std::runtime_error);
   ASSERT_EQ(op.held_delegates().size(), 1u);  // still held
   std::shared_ptr<Op> sub = op.held_delegates()[0];

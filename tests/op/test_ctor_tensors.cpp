@@ -39,7 +39,8 @@ const OpClass& table_scale_class() {
 class TableScaleOp final : public Op {
  public:
   explicit TableScaleOp(Tensor table, std::optional<Tensor> bias = std::nullopt)
-      : Op(table_scale_class(), {}, std::nullopt, std::vector<std::optional<Tensor>>{std::move(table), std::move(bias)}) {}
+      : Op(table_scale_class(), {}, std::nullopt,
+           std::vector<std::optional<Tensor>>{std::move(table), std::move(bias)}) {}
 
   Tensor operator()(const Tensor& x, const CallOptions& options = {}) {
     const std::optional<Tensor> inputs[] = {x};
@@ -62,7 +63,8 @@ class TableScaleOp final : public Op {
     for (std::int64_t r = 0; r < m; ++r)
       for (std::int64_t c = 0; c < n; ++c) {
         // The product is formed in T by the tensor's own dtype, as a T kernel would.
-        const double v = load_as_double(x.dtype(), xb + (r * n + c) * xs) * load_as_double(table.dtype(), tb + c * ts);
+        const double v = load_as_double(x.dtype(), xb + (r * n + c) * xs) *
+                         load_as_double(table.dtype(), tb + c * ts);
         store_from_double(y.dtype(), v, yb + (r * n + c) * xs);
       }
     return {y};
@@ -73,7 +75,8 @@ Tensor random_cpu(const Shape& shape, DType dtype, std::mt19937& rng) {
   Tensor t = Tensor::empty(shape, dtype);
   std::uniform_real_distribution<double> dist(-2.0, 2.0);
   auto* p = static_cast<std::byte*>(t.data_ptr());
-  for (std::int64_t i = 0; i < t.numel(); ++i) store_from_double(dtype, dist(rng), p + i * t.itemsize());
+  for (std::int64_t i = 0; i < t.numel(); ++i)
+    store_from_double(dtype, dist(rng), p + i * t.itemsize());
   return t;
 }
 
@@ -96,8 +99,10 @@ TEST(CtorTensors, CastToTheCallDtypeFromTheGivenTensor) {
   // Oracle: the table rounded to float16 (round to nearest even), the product rounded to float16.
   for (std::int64_t r = 0; r < 3; ++r)
     for (std::int64_t c = 0; c < 5; ++c) {
-      const double t16 = static_cast<double>(float16_bits_to_float(double_to_float16_bits(at(table, c))));
-      const double want = static_cast<double>(float16_bits_to_float(double_to_float16_bits(at(x, r * 5 + c) * t16)));
+      const double t16 =
+          static_cast<double>(float16_bits_to_float(double_to_float16_bits(at(table, c))));
+      const double want = static_cast<double>(
+          float16_bits_to_float(double_to_float16_bits(at(x, r * 5 + c) * t16)));
       EXPECT_EQ(at(y, r * 5 + c), want) << r << "," << c;
     }
 }
@@ -121,7 +126,8 @@ TEST(CtorTensors, EachConversionStartsFromTheGivenTensor) {
   EXPECT_EQ(op.seen[0]->storage(), table.storage());
   op(random_cpu({2, 4}, DType::kFloat16, rng));
   for (std::int64_t c = 0; c < 4; ++c)
-    EXPECT_EQ(at(*op.seen[0], c), static_cast<double>(float16_bits_to_float(double_to_float16_bits(at(table, c)))));
+    EXPECT_EQ(at(*op.seen[0], c),
+              static_cast<double>(float16_bits_to_float(double_to_float16_bits(at(table, c)))));
 }
 
 TEST(CtorTensors, OwnDtypeIndexIsFixedAtConstructionAndNotCast) {
@@ -136,14 +142,17 @@ TEST(CtorTensors, OwnDtypeIndexIsFixedAtConstructionAndNotCast) {
 }
 
 TEST(CtorTensors, DtypeOutsideTheIndexSetFailsAtConstruction) {
-  EXPECT_EQ(test_common::error_of<CheckError>([] { TableScaleOp op(Tensor::empty({4}, DType::kInt32)); }),
-            "TableScaleFwdOp: table dtype is outside [float16, bfloat16, float32]; got int32");
+  EXPECT_EQ(
+      test_common::error_of<CheckError>([] { TableScaleOp op(Tensor::empty({4}, DType::kInt32)); }),
+      "TableScaleFwdOp: table dtype is outside [float16, bfloat16, float32]; got int32");
 }
 
 TEST(CtorTensors, ShapeIsStillFixedAtConstruction) {
   std::mt19937 rng(11);
   TableScaleOp op(random_cpu({4}, DType::kFloat32, rng));
-  EXPECT_EQ(test_common::error_of<CheckError>([&] { op(random_cpu({2, 5}, DType::kFloat32, rng)); }),
+  EXPECT_EQ(test_common::error_of<CheckError>([&] {
+              op(random_cpu({2, 5}, DType::kFloat32, rng));
+            }),
             "TableScaleFwdOp: x shape does not match N: axis 1 is 5, expected 4");
 }
 

@@ -24,7 +24,8 @@ void still_usable(ToyOp& op) {
 TEST(Errors, UnknownTargetAtTheFirstNonEmptyCallNotAtConstruction) {
   const std::string name = unique_op("Unknown");
   std::optional<ToyOp> op;
-  EXPECT_NO_THROW(op.emplace(with_selection_table(toy_class(name)), ParamMap{}, Target::named("no_such_target")));
+  EXPECT_NO_THROW(op.emplace(with_selection_table(toy_class(name)), ParamMap{},
+                             Target::named("no_such_target")));
   op->call(Inputs{cpu({0}), std::nullopt});
   EXPECT_THAT(error_of<UnknownTargetError>([&] { (*op)(cpu({4})); }),
               StartsWith(name + ": unknown target 'no_such_target'; known targets: []"));
@@ -41,8 +42,9 @@ TEST(Errors, AmbiguousTarget) {
   register_detector(b, [](const Device& d) { return d == Device::cuda(15); });
   const std::string name = unique_op("Ambiguous");
   ToyOp op(with_selection_table(toy_class(name)));
-  EXPECT_EQ(error_of<AmbiguousTargetError>([&] { op(on_cuda({4}, 15)); }),
-            name + ": targets ['" + a + "', '" + b + "'] all claim cuda:15; pass target= to choose");
+  EXPECT_EQ(
+      error_of<AmbiguousTargetError>([&] { op(on_cuda({4}, 15)); }),
+      name + ": targets ['" + a + "', '" + b + "'] all claim cuda:15; pass target= to choose");
   EXPECT_EQ(op.serving_target(), std::nullopt);
   op(cpu({4}));  // another device selects without trouble
   EXPECT_EQ(op.serving_target(), kBuiltin);
@@ -63,11 +65,13 @@ TEST(Errors, BackendErrorForARaisingDetectorAndDuplicateRegistrations) {
   op(cpu({4}));
   EXPECT_EQ(op.serving_target(), kBuiltin);
 
-  EXPECT_EQ(error_of<BackendError>([&] { register_detector(raising, [](const Device&) { return false; }); }),
+  EXPECT_EQ(error_of<BackendError>(
+                [&] { register_detector(raising, [](const Device&) { return false; }); }),
             "a detector for target '" + raising + "' is already registered");
   register_kernel_builder(name, raising, logging_builder(std::make_shared<BuilderLog>()));
   EXPECT_EQ(error_of<BackendError>([&] {
-              register_kernel_builder(name, raising, logging_builder(std::make_shared<BuilderLog>()));
+              register_kernel_builder(name, raising,
+                                      logging_builder(std::make_shared<BuilderLog>()));
             }),
             "target '" + raising + "' already registers a kernel builder for " + name);
 }
@@ -82,20 +86,25 @@ TEST(Errors, OpNotAvailable) {
   register_kernel_builder(name, with_builder, logging_builder(std::make_shared<BuilderLog>()));
   ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
   EXPECT_THAT(error_of<OpNotAvailableError>([&] { op(cpu({4})); }),
-              StartsWith(name + ": target '" + target + "' registers no kernel builder for " + name +
-                         "; targets that do: ['" + with_builder +
-                         "']. There is no fall back to the in-tree implementation: pass target=BUILTIN to run it"));
+              StartsWith(name + ": target '" + target + "' registers no kernel builder for " +
+                         name + "; targets that do: ['" + with_builder +
+                         "']. There is no fall back to the in-tree implementation: pass "
+                         "target=BUILTIN to run it"));
   EXPECT_EQ(op.forward_calls(), 0);
   still_usable(op);
 
   // A composite that declares kernels of its own gets the same error.
-  ToyOp owning_composite(composite_class(unique_op("KernelComposite")).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel"),
+  ToyOp owning_composite(composite_class(unique_op("KernelComposite"))
+                             .interface<Scaling>("scale")
+                             .kernel<GeneralKernel>("general", "GeneralKernel"),
                          {}, Target::named(target));
-  EXPECT_THAT(error_of<OpNotAvailableError>([&] { owning_composite(cpu({4})); }), HasSubstr("registers no kernel builder"));
+  EXPECT_THAT(error_of<OpNotAvailableError>([&] { owning_composite(cpu({4})); }),
+              HasSubstr("registers no kernel builder"));
 
   // In-tree kernels that do not run on the call's device.
   const std::string cuda_only = unique_op("CudaOnly");
-  ToyOp elsewhere(toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"));
+  ToyOp elsewhere(
+      toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"));
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { elsewhere(cpu({4})); }),
             cuda_only + "'s in-tree kernels do not run on cpu; known targets for this op: []");
   still_usable(elsewhere);
@@ -105,8 +114,10 @@ TEST(Errors, OpNotAvailable) {
   EXPECT_THAT(error_of<OpNotAvailableError>([&] { plain.kernel_for<Shifting>(ShiftCall{}); }),
               HasSubstr(other + " has no in-tree implementation for this interface"));
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { plain.key_for("shift", scaling(1)); }),
-            other + " has no in-tree implementation for 'shift', so it needs a target that registers one; known "
-                    "targets for this op: []");
+            other +
+                " has no in-tree implementation for 'shift', so it needs a target that registers "
+                "one; known "
+                "targets for this op: []");
   plain(cpu({4}));
 }
 
@@ -117,8 +128,10 @@ TEST(Errors, ArchitectureRefusalOnTheFakeAccelerator) {
   // Construction read no device fact; the refusal comes when the kernel is first selected.
   EXPECT_EQ(accel.fact_reads(), 0);
   EXPECT_EQ(error_of<SelectionError>([&] { op(on_cuda({4}, 0)); }),
-            name + ": no implementation serves this call: sm90 (Sm90Kernel: built for architectures [90], device "
-                   "reports 80). Call: ScalingCall(n=4, device=cuda:0)");
+            name +
+                ": no implementation serves this call: sm90 (Sm90Kernel: built for architectures "
+                "[90], device "
+                "reports 80). Call: ScalingCall(n=4, device=cuda:0)");
   EXPECT_GT(accel.fact_reads(), 0);
   accel.set_arch(90);
   op(on_cuda({4}, 0));
@@ -134,19 +147,26 @@ TEST(Errors, SelectionErrorsListEveryRefusal) {
                .kernel<Sm90Kernel>("sm90", "Sm90Kernel")
                .kernel<OverlapKernel>("overlap", "OverlapKernel"));
   EXPECT_EQ(op.key_for("scale", scaling(20)), "positive");
-  EXPECT_EQ(error_of<SelectionError>([&] { op.key_for("scale", scaling(-2)); }),
-            name + ": no implementation serves this call: positive (PositiveKernel: serves n > 0), sm90 "
-                   "(Sm90Kernel: runs on [cuda], not cpu), overlap (OverlapKernel: serves 0 < n < 10). Call: "
-                   "ScalingCall(n=-2, device=cpu)");
+  EXPECT_EQ(
+      error_of<SelectionError>([&] { op.key_for("scale", scaling(-2)); }),
+      name +
+          ": no implementation serves this call: positive (PositiveKernel: serves n > 0), sm90 "
+          "(Sm90Kernel: runs on [cuda], not cpu), overlap (OverlapKernel: serves 0 < n < 10). "
+          "Call: "
+          "ScalingCall(n=-2, device=cpu)");
   EXPECT_EQ(error_of<SelectionError>([&] { op.key_for("scale", scaling(3)); }),
-            name + ": dispatch is ambiguous: positive, overlap all serve this call, and none is preferred over the "
-                   "others. Call: ScalingCall(n=3, device=cpu)");
+            name +
+                ": dispatch is ambiguous: positive, overlap all serve this call, and none is "
+                "preferred over the "
+                "others. Call: ScalingCall(n=3, device=cpu)");
   op(cpu({20}));
   EXPECT_EQ(op.ran(), "positive");
 }
 
 TEST(Errors, ContractErrorsAtConstruction) {
-  auto contract_error = [](OpClass& cls) { return error_of<ContractError>([&] { ToyOp op(cls); }); };
+  auto contract_error = [](OpClass& cls) {
+    return error_of<ContractError>([&] { ToyOp op(cls); });
+  };
   const std::string reused = unique_op("Reused");
   EXPECT_EQ(contract_error(toy_class(reused)
                                .interface<Scaling>("scale")
@@ -154,30 +174,38 @@ TEST(Errors, ContractErrorsAtConstruction) {
                                .kernel<PositiveKernel>("general", "PositiveKernel")),
             reused + " installs the key 'general' twice");
   const std::string generals = unique_op("Generals");
-  EXPECT_EQ(contract_error(toy_class(generals)
-                               .interface<Scaling>("scale")
-                               .kernel<GeneralKernel>("general", "GeneralKernel")
-                               .kernel<SecondGeneralKernel>("second_general", "SecondGeneralKernel")),
-            generals + ": interface 'scale' has more than one general implementation");
+  EXPECT_EQ(
+      contract_error(toy_class(generals)
+                         .interface<Scaling>("scale")
+                         .kernel<GeneralKernel>("general", "GeneralKernel")
+                         .kernel<SecondGeneralKernel>("second_general", "SecondGeneralKernel")),
+      generals + ": interface 'scale' has more than one general implementation");
   const std::string foreign = unique_op("Foreign");
   EXPECT_EQ(contract_error(toy_class(foreign)
                                .interface<Scaling>("scale")
                                .interface<Shifting>("shift")
                                .kernel<ForeignPreferenceKernel>("band", "ForeignPreferenceKernel")
                                .kernel<ShiftKernel>("shift", "ShiftKernel")),
-            foreign + ": ForeignPreferenceKernel ('band') is preferred over ['shift']; preferred_over names only other "
-                      "implementations of interface 'scale'");
+            foreign +
+                ": ForeignPreferenceKernel ('band') is preferred over ['shift']; preferred_over "
+                "names only other "
+                "implementations of interface 'scale'");
   const std::string missing = unique_op("Missing");
-  EXPECT_EQ(contract_error(toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band", "BandKernel")),
-            missing + ": BandKernel ('band') is preferred over ['positive']; preferred_over names only other "
-                      "implementations of interface 'scale'");
+  EXPECT_EQ(
+      contract_error(
+          toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band", "BandKernel")),
+      missing +
+          ": BandKernel ('band') is preferred over ['positive']; preferred_over names only other "
+          "implementations of interface 'scale'");
   const std::string general_prefers = unique_op("GeneralPrefers");
-  EXPECT_EQ(contract_error(toy_class(general_prefers)
-                               .interface<Scaling>("scale")
-                               .kernel<PreferringGeneralKernel>("general", "PreferringGeneralKernel")
-                               .kernel<PositiveKernel>("positive", "PositiveKernel")),
-            general_prefers + ": PreferringGeneralKernel ('general') is general and is preferred over ['positive']; a "
-                              "general implementation ranks below every other and declares no preference");
+  EXPECT_EQ(
+      contract_error(toy_class(general_prefers)
+                         .interface<Scaling>("scale")
+                         .kernel<PreferringGeneralKernel>("general", "PreferringGeneralKernel")
+                         .kernel<PositiveKernel>("positive", "PositiveKernel")),
+      general_prefers +
+          ": PreferringGeneralKernel ('general') is general and is preferred over ['positive']; a "
+          "general implementation ranks below every other and declares no preference");
   const std::string cycle = unique_op("Cycle");
   EXPECT_EQ(contract_error(toy_class(cycle)
                                .interface<Scaling>("scale")
@@ -204,9 +232,11 @@ TEST(Errors, ForcedImplementationServesOrFailsWithItsReason) {
   {
     EnvGuard force("TILEOPS_FORCE", "band");
     ToyOp op(cls);
-    EXPECT_EQ(error_of<SelectionError>([&] { op(cpu({5})); }),
-              cls.name() + ": TILEOPS_FORCE=band refuses this call: band (BandKernel: serves 10 < n <= 50). Call: "
-                           "ScalingCall(n=5, device=cpu)");
+    EXPECT_EQ(
+        error_of<SelectionError>([&] { op(cpu({5})); }),
+        cls.name() +
+            ": TILEOPS_FORCE=band refuses this call: band (BandKernel: serves 10 < n <= 50). Call: "
+            "ScalingCall(n=5, device=cpu)");
     EXPECT_EQ(op.forward_calls(), 1);
     EXPECT_EQ(op.serving_target(), std::nullopt);
     op(cpu({20}));
@@ -228,7 +258,8 @@ TEST(Errors, DispatchLogPrintsSelectionsAndRefusals) {
   op(cpu({20}));  // a hit selects nothing and prints nothing
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err, "tileops dispatch: " + name +
-                     ".scale: band for ScalingCall(n=20, device=cpu); refused: hundreds (HundredsKernel: serves n > "
+                     ".scale: band for ScalingCall(n=20, device=cpu); refused: hundreds "
+                     "(HundredsKernel: serves n > "
                      "100); negative (NegativeKernel: serves n < 0)\n");
 }
 

@@ -20,7 +20,8 @@ CallResult fail_after_compute(ToyOp& self, const CallArgs& args) {
 
 TEST(InstanceStateTable2, Row1_ConstructionGroupNeverChanges) {
   const std::string name = unique_op("Construction");
-  ToyOp op(with_selection_table(toy_class(name)), {{"factor", Value(2)}}, kBuiltin, fail_after_compute);
+  ToyOp op(with_selection_table(toy_class(name)), {{"factor", Value(2)}}, kBuiltin,
+           fail_after_compute);
   const std::string key = op.instance_key();
   const ParamMap params = op.params();
   EXPECT_THROW(op(cpu({4})), std::runtime_error);  // selected, then undone
@@ -136,8 +137,10 @@ TEST(InstanceStateTable3, Row5_TargetKernelsStartsEmpty) {
 TEST(InstanceStateTable4, Row1_OpWithABoundaryGetsChecksSelectionRecordAndUndo) {
   // An op with a call-time input and no composition: it has effect-branch operators, and
   // run_call does the checks, selection, recording and failure handling.
-  ToyOp op(with_selection_table(toy_class("ToyBoundaryFwdOp")), {}, std::nullopt, fail_after_compute);
-  EXPECT_EQ(op.effect_branch(Inputs{cpu({4}), std::nullopt}, false).operator_name, "tileops::toy_boundary_fwd");
+  ToyOp op(with_selection_table(toy_class("ToyBoundaryFwdOp")), {}, std::nullopt,
+           fail_after_compute);
+  EXPECT_EQ(op.effect_branch(Inputs{cpu({4}), std::nullopt}, false).operator_name,
+            "tileops::toy_boundary_fwd");
   EXPECT_THROW(op(cpu({4}, DType::kInt8)), CheckError);
   EXPECT_THROW(op(cpu({4})), std::runtime_error);
   EXPECT_EQ(op.serving_target(), std::nullopt);
@@ -162,7 +165,9 @@ TEST(InstanceStateTable4, Row2_OpWithoutABoundaryGetsTheSame) {
 TEST(InstanceStateTable4, Row3_CompositeFilesEverySubCallOrRaises) {
   auto stray = std::make_shared<ToySubOp>(ParamMap{}, std::nullopt);
   ToyOp op(composite_class(unique_op("Files")), {}, std::nullopt,
-           [](ToyOp& self, const CallArgs& a) { return through(self, a, {"first", "second"}); });
+           [](ToyOp& self, const CallArgs& a) {
+             return through(self, a, {"first", "second"});
+           });
   op(cpu({4}));
   for (const auto& [stage, calls] : op.last_call()->stages()) EXPECT_EQ(calls.size(), 1u) << stage;
   op.set_body([stray](ToyOp& self, const CallArgs& a) {
@@ -176,18 +181,21 @@ TEST(InstanceStateTable4, Row4_TargetGetsTheSameChecksRecordAndFailureHandling) 
   const std::string name = unique_op("SameChecks");
   const std::string target = unique("same_checks");
   auto log = std::make_shared<BuilderLog>();
-  register_kernel_builder(name, target, [log](std::span<const std::optional<TensorSpec>> in, const ParamMap& p) {
-    TargetKernel k = logging_builder(log)(in, p);
-    k.run = [](const TargetCall& c) -> CallResult {
-      if (c.inputs[0]->shape()[0] == 3) return {cpu({2})};  // a wrong result
-      return {Tensor::empty(c.inputs[0]->shape(), c.inputs[0]->dtype())};
-    };
-    return k;
-  });
+  register_kernel_builder(name, target,
+                          [log](std::span<const std::optional<TensorSpec>> in, const ParamMap& p) {
+                            TargetKernel k = logging_builder(log)(in, p);
+                            k.run = [](const TargetCall& c) -> CallResult {
+                              if (c.inputs[0]->shape()[0] == 3)
+                                return {cpu({2})};  // a wrong result
+                              return {Tensor::empty(c.inputs[0]->shape(), c.inputs[0]->dtype())};
+                            };
+                            return k;
+                          });
   ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
   EXPECT_THROW(op(cpu({4}), cpu({5})), CheckError);  // checked before the builder is reached
   EXPECT_EQ(log->build_count(), 0);
-  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({3})); }), HasSubstr("output y has shape [2], expected [3]"));
+  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({3})); }),
+              HasSubstr("output y has shape [2], expected [3]"));
   EXPECT_EQ(op.serving_target(), std::nullopt);  // undone
   op(cpu({4}));
   EXPECT_EQ(op.last_call()->index("N").as_int(), 4);
@@ -196,7 +204,8 @@ TEST(InstanceStateTable4, Row4_TargetGetsTheSameChecksRecordAndFailureHandling) 
 
 TEST(InstanceStateTable4, Row5_KernelImplementationLeavesTheOpUnchanged) {
   const std::string name = unique_op("AddsKernel");
-  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+  OpClass& cls =
+      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
   register_kernel_type(name, KernelType::of<PositiveKernel>("positive_only", "PositiveKernel"));
   ToyOp op(cls);  // the op class is unchanged; its forward finds the new kernel through kernel_for
   op(cpu({20}));
@@ -257,11 +266,12 @@ TEST(CompositeTable1, Row1_SettledAtConstruction_HeldBeforeAnyCall) {
 TEST(CompositeTable1, Row2_KnownOnlyAtCallTime_HeldInForwardOncePerIdentity) {
   // One sub-op per call-time identity (here the call's N), as FusedMoEExpertsFwdOp holds one
   // pre_permute per expert count.
-  ToyOp op(composite_class(unique_op("Lazy")), {}, std::nullopt, [](ToyOp& self, const CallArgs& a) -> CallResult {
-    const std::int64_t n = a.call.index("N").as_int();
-    self.hold<ToySubOp>("first", Identity(n))(a.input(0));
-    return {self.output(a, 0)};
-  });
+  ToyOp op(composite_class(unique_op("Lazy")), {}, std::nullopt,
+           [](ToyOp& self, const CallArgs& a) -> CallResult {
+             const std::int64_t n = a.call.index("N").as_int();
+             self.hold<ToySubOp>("first", Identity(n))(a.input(0));
+             return {self.output(a, 0)};
+           });
   EXPECT_TRUE(op.held_delegates().empty());
   op(cpu({4}));
   op(cpu({4}));

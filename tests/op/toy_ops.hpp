@@ -17,8 +17,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <ostream>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -138,7 +138,8 @@ using test_common::kSinkEntry;
 inline const manifest::Manifest& toy_manifest(std::string_view entry, const std::string& name) {
   static std::mutex mutex;
   static std::deque<manifest::Manifest> manifests;
-  manifest::Manifest m = manifest::Manifest::load_string("toy.yaml", test_common::toy_entry(entry, name));
+  manifest::Manifest m =
+      manifest::Manifest::load_string("toy.yaml", test_common::toy_entry(entry, name));
   std::lock_guard<std::mutex> lock(mutex);
   return manifests.emplace_back(std::move(m));
 }
@@ -158,9 +159,15 @@ inline OpClass& toy_class(const std::string& name, std::string_view entry = kSca
 struct ScalingCall : CallSpecBase {
   std::int64_t n = 0;
 
-  friend bool operator==(const ScalingCall& a, const ScalingCall& b) { return a.device == b.device && a.n == b.n; }
-  std::size_t hash() const { return std::hash<std::int64_t>{}(n) * 31 + (device ? std::hash<Device>{}(*device) + 1 : 0); }
-  std::string str() const { return "ScalingCall(n=" + std::to_string(n) + (device ? ", device=" + device->str() : "") + ")"; }
+  friend bool operator==(const ScalingCall& a, const ScalingCall& b) {
+    return a.device == b.device && a.n == b.n;
+  }
+  std::size_t hash() const {
+    return std::hash<std::int64_t>{}(n)*31 + (device ? std::hash<Device>{}(*device) + 1 : 0);
+  }
+  std::string str() const {
+    return "ScalingCall(n=" + std::to_string(n) + (device ? ", device=" + device->str() : "") + ")";
+  }
 };
 
 inline ScalingCall scaling(std::int64_t n, std::optional<Device> device = Device::cpu()) {
@@ -179,7 +186,9 @@ class Scaling : public KernelInterface {
 // A second interface, for the contract checks that involve two interfaces.
 struct ShiftCall : CallSpecBase {
   std::int64_t n = 0;
-  friend bool operator==(const ShiftCall& a, const ShiftCall& b) { return a.device == b.device && a.n == b.n; }
+  friend bool operator==(const ShiftCall& a, const ShiftCall& b) {
+    return a.device == b.device && a.n == b.n;
+  }
   std::size_t hash() const { return std::hash<std::int64_t>{}(n); }
   std::string str() const { return "ShiftCall(n=" + std::to_string(n) + ")"; }
 };
@@ -201,7 +210,8 @@ struct Bucket {
 template <>
 struct std::hash<tileops::optest::Bucket> {
   std::size_t operator()(const tileops::optest::Bucket& b) const noexcept {
-    return std::hash<std::int64_t>{}(b.tens) * 31 + (b.device ? std::hash<tileops::Device>{}(*b.device) + 1 : 0);
+    return std::hash<std::int64_t>{}(b.tens) * 31 +
+           (b.device ? std::hash<tileops::Device>{}(*b.device) + 1 : 0);
   }
 };
 
@@ -298,7 +308,9 @@ struct NegativeKernel : FakeKernel<NegativeKernel, kNegative> {
 struct CudaOnlyKernel : FakeKernel<CudaOnlyKernel, kCudaOnly> {
   using FakeKernel::FakeKernel;
   static std::vector<DeviceType> devices() { return {DeviceType::kCUDA}; }
-  static std::vector<std::string> preferred_over() { return {"general", "positive", "band", "hundreds", "negative"}; }
+  static std::vector<std::string> preferred_over() {
+    return {"general", "positive", "band", "hundreds", "negative"};
+  }
 };
 // Overlaps Positive on 0 < n < 10 and declares no precedence.
 struct OverlapKernel : FakeKernel<OverlapKernel, kOverlap> {
@@ -348,7 +360,9 @@ struct ShiftKernel : Kernel, Shifting {
   explicit ShiftKernel(const ShiftCall&) {}
   int shift() const override { return 1; }
   static std::vector<DeviceType> devices() { return {DeviceType::kCPU}; }
-  static EntryRecipe<Shifting> entry_for(const ShiftCall& c) { return entry_per_call<ShiftKernel>(c); }
+  static EntryRecipe<Shifting> entry_for(const ShiftCall& c) {
+    return entry_per_call<ShiftKernel>(c);
+  }
 };
 
 // The implementation table of reference §8 item 1.
@@ -371,11 +385,13 @@ class ToyOp : public Op {
  public:
   using Body = std::function<CallResult(ToyOp&, const CallArgs&)>;
 
-  ToyOp(const OpClass& cls, ParamMap params = {}, std::optional<Target> target = std::nullopt, Body body = {})
+  ToyOp(const OpClass& cls, ParamMap params = {}, std::optional<Target> target = std::nullopt,
+        Body body = {})
       : Op(cls, std::move(params), std::move(target)), body_(std::move(body)) {}
 
   // The typed entry point of the scale signature.
-  Tensor operator()(const Tensor& x, std::optional<Tensor> w = std::nullopt, const CallOptions& options = {}) {
+  Tensor operator()(const Tensor& x, std::optional<Tensor> w = std::nullopt,
+                    const CallOptions& options = {}) {
     const std::optional<Tensor> inputs[] = {x, std::move(w)};
     CallResult r = call(inputs, options);
     return r.at(0).value_or(Tensor());
@@ -394,7 +410,8 @@ class ToyOp : public Op {
 
   // The protected members of Op, opened to the tests.
   template <class T>
-  T& hold(std::string_view stage, Identity identity, std::shared_ptr<T> given = nullptr, const ParamMap& params = {}) {
+  T& hold(std::string_view stage, Identity identity, std::shared_ptr<T> given = nullptr,
+          const ParamMap& params = {}) {
     return delegate_for<T>(stage, std::move(identity), std::move(given), params);
   }
   Tensor output(const CallArgs& args, std::size_t i) const { return allocate_output(args, i); }
@@ -402,12 +419,14 @@ class ToyOp : public Op {
   // The default computation: the "scale" entry, when declared, then a fresh output.
   CallResult compute(const CallArgs& args) {
     if (!op_class().interfaces().empty() && op_class().interfaces()[0].name == "scale") {
-      std::shared_ptr<Scaling> entry = kernel_for<Scaling>(scaling(args.input(0).shape()[0], args.device()));
+      std::shared_ptr<Scaling> entry =
+          kernel_for<Scaling>(scaling(args.input(0).shape()[0], args.device()));
       std::lock_guard<std::mutex> lock(mutex_);
       ran_ = std::string(entry->key());
     }
     CallResult out;
-    for (std::size_t i = 0; i < op_class().entry().outputs.size(); ++i) out.emplace_back(allocate_output(args, i));
+    for (std::size_t i = 0; i < op_class().entry().outputs.size(); ++i)
+      out.emplace_back(allocate_output(args, i));
     return out;
   }
 
@@ -433,10 +452,13 @@ class ToyOp : public Op {
 class ToySubOp : public ToyOp {
  public:
   static const OpClass& op_class() {
-    static const OpClass& cls = toy_class("ToySubFwdOp").interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+    static const OpClass& cls = toy_class("ToySubFwdOp")
+                                    .interface<Scaling>("scale")
+                                    .kernel<GeneralKernel>("general", "GeneralKernel");
     return cls;
   }
-  ToySubOp(ParamMap params, std::optional<Target> target) : ToyOp(op_class(), std::move(params), std::move(target)) {}
+  ToySubOp(ParamMap params, std::optional<Target> target)
+      : ToyOp(op_class(), std::move(params), std::move(target)) {}
 };
 
 // A composite class named `name` with stages "first" and "second" of ToySubOp and no kernel.
@@ -445,7 +467,8 @@ inline OpClass& composite_class(const std::string& name) {
 }
 
 // A composite forward: x through the sub-op held for `stage` (identity nullopt), then a fresh y.
-inline CallResult through(ToyOp& self, const CallArgs& args, const std::vector<std::string>& stages) {
+inline CallResult through(ToyOp& self, const CallArgs& args,
+                          const std::vector<std::string>& stages) {
   for (const std::string& s : stages) self.hold<ToySubOp>(s, Identity())(args.input(0));
   return {self.output(args, 0)};
 }
@@ -453,8 +476,12 @@ inline CallResult through(ToyOp& self, const CallArgs& args, const std::vector<s
 // ---------------------------------------------------------------------------------------------
 // Tensors.
 
-inline Tensor cpu(Shape shape, DType dtype = DType::kFloat16) { return Tensor::empty(shape, dtype); }
-inline Tensor meta(Shape shape, DType dtype = DType::kFloat16) { return Tensor::meta(shape, dtype); }
+inline Tensor cpu(Shape shape, DType dtype = DType::kFloat16) {
+  return Tensor::empty(shape, dtype);
+}
+inline Tensor meta(Shape shape, DType dtype = DType::kFloat16) {
+  return Tensor::meta(shape, dtype);
+}
 
 // A tensor that claims to live on cuda:`index`; the framework never touches its data, so host
 // memory stands in for device memory.
@@ -576,7 +603,8 @@ struct DefaultTargetGuard {
 using cli::EnvGuard;
 using test_common::error_of;
 
-// A process-unique name for a test's targets; unique_op: the same for op classes ("<Stem><n>FwdOp").
+// A process-unique name for a test's targets; unique_op: the same for op classes
+// ("<Stem><n>FwdOp").
 inline std::string unique(std::string_view stem) {
   static std::atomic<int> n{0};
   return std::string(stem) + std::to_string(n++);

@@ -9,7 +9,8 @@
 namespace tileops::test_oracles {
 
 // y = x / sqrt(mean(x^2) + eps) [* w].
-inline std::vector<double> rms_norm_oracle(const std::vector<double>& x, const std::vector<double>* w, double eps,
+inline std::vector<double> rms_norm_oracle(const std::vector<double>& x,
+                                           const std::vector<double>* w, double eps,
                                            std::int64_t n) {
   std::vector<double> y(x.size());
   for (std::size_t r = 0; r * n < x.size(); ++r) {
@@ -22,8 +23,10 @@ inline std::vector<double> rms_norm_oracle(const std::vector<double>& x, const s
 }
 
 // y = (x - mean) / sqrt(var + eps) [* w] [+ b], biased variance.
-inline std::vector<double> layer_norm_oracle(const std::vector<double>& x, const std::vector<double>* w,
-                                             const std::vector<double>* b, double eps, std::int64_t n) {
+inline std::vector<double> layer_norm_oracle(const std::vector<double>& x,
+                                             const std::vector<double>* w,
+                                             const std::vector<double>* b, double eps,
+                                             std::int64_t n) {
   std::vector<double> y(x.size());
   for (std::size_t r = 0; r * n < x.size(); ++r) {
     double mean = 0.0;

@@ -52,7 +52,8 @@ inline std::vector<std::int64_t> element_offsets(const Tensor& t) {
 inline std::vector<double> read(const Tensor& t) {
   std::vector<double> values;
   const auto* base = static_cast<const unsigned char*>(t.data_ptr());
-  for (std::int64_t off : element_offsets(t)) values.push_back(load_as_double(t.dtype(), base + off));
+  for (std::int64_t off : element_offsets(t))
+    values.push_back(load_as_double(t.dtype(), base + off));
   return values;
 }
 
@@ -84,8 +85,8 @@ enum class Layout {
 
 // A non-contiguous view of `shape` (rank >= 1) filled with random values; the storage around the
 // view's elements is poisoned, so a kernel that reads the storage as contiguous sees NaNs.
-inline Tensor noncontiguous_random(const Shape& shape, DType dtype, std::uint32_t seed, Layout layout,
-                                   double scale = 1.0) {
+inline Tensor noncontiguous_random(const Shape& shape, DType dtype, std::uint32_t seed,
+                                   Layout layout, double scale = 1.0) {
   const std::size_t rank = shape.size();
   Shape base_shape = shape;
   Shape strides = Shape::filled(rank, 0);
@@ -147,7 +148,8 @@ template <class E>
     f();
   } catch (const E& e) {
     if (e.what() == message) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message \"" << e.what() << "\", expected \"" << message << "\"";
+    return ::testing::AssertionFailure()
+           << "message \"" << e.what() << "\", expected \"" << message << "\"";
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << "another exception type: " << e.what();
   }
@@ -156,12 +158,14 @@ template <class E>
 
 // Runs f, expecting an exception of type E whose message contains `part`.
 template <class E>
-::testing::AssertionResult throws_containing(const std::function<void()>& f, const std::string& part) {
+::testing::AssertionResult throws_containing(const std::function<void()>& f,
+                                             const std::string& part) {
   try {
     f();
   } catch (const E& e) {
     if (std::string(e.what()).find(part) != std::string::npos) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message \"" << e.what() << "\" lacks \"" << part << "\"";
+    return ::testing::AssertionFailure()
+           << "message \"" << e.what() << "\" lacks \"" << part << "\"";
   } catch (const std::exception& e) {
     return ::testing::AssertionFailure() << "another exception type: " << e.what();
   }

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernels/attention/cpu/attention_cpu.hpp"
 #include "cpu_numerics.hpp"
+#include "kernels/attention/cpu/attention_cpu.hpp"
 
 namespace tileops::test_cpu {
 namespace {

@@ -19,8 +19,10 @@ std::vector<double> alibi_slopes(std::int64_t heads) {
   std::int64_t m = 1;
   while (m * 2 <= heads) m *= 2;
   std::vector<double> slopes;
-  for (std::int64_t h = 0; h < m; ++h) slopes.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / m));
-  for (std::int64_t k = 0; k < heads - m; ++k) slopes.push_back(std::exp2(-4.0 * static_cast<double>(2 * k + 1) / m));
+  for (std::int64_t h = 0; h < m; ++h)
+    slopes.push_back(std::exp2(-8.0 * static_cast<double>(h + 1) / m));
+  for (std::int64_t k = 0; k < heads - m; ++k)
+    slopes.push_back(std::exp2(-4.0 * static_cast<double>(2 * k + 1) / m));
   return slopes;
 }
 
@@ -48,7 +50,8 @@ TEST(AlibiOps, EveryHeadCountAndOutDTypeMatchesOracle) {
   for (std::int64_t heads : {1, 8, 12}) {
     for (DType dtype : kFloatDTypes) {
       for (std::int64_t seq : {1, 17}) {
-        SCOPED_TRACE(std::to_string(heads) + " heads, seq " + std::to_string(seq) + " " + std::string(dtype_name(dtype)));
+        SCOPED_TRACE(std::to_string(heads) + " heads, seq " + std::to_string(seq) + " " +
+                     std::string(dtype_name(dtype)));
         AlibiFwdOp op(heads, seq, "cpu", dtype);
         const Tensor y = op();
         ASSERT_EQ(y.shape(), (Shape{heads, seq, seq}));
@@ -63,9 +66,9 @@ TEST(AlibiOps, EveryHeadCountAndOutDTypeMatchesOracle) {
 
 TEST(AlibiOps, MakeOpGenericCallOutAndRoofline) {
   std::shared_ptr<Op> op = make_op("AlibiFwdOp", ParamMap{{"num_heads", Value(12)},
-                                                            {"seq_len", Value(9)},
-                                                            {"out_dtype", Value(DType::kBFloat16)},
-                                                            {"device", Value("cpu")}});
+                                                          {"seq_len", Value(9)},
+                                                          {"out_dtype", Value(DType::kBFloat16)},
+                                                          {"device", Value("cpu")}});
   Tensor out = poisoned_tensor({12, 9, 9}, DType::kBFloat16);
   CallResult r = op->call({}, CallOptions{out});
   ASSERT_EQ(r.size(), 1u);
@@ -76,7 +79,8 @@ TEST(AlibiOps, MakeOpGenericCallOutAndRoofline) {
 
   // out_dtype defaults to float32.
   std::shared_ptr<Op> plain =
-      make_op("AlibiFwdOp", ParamMap{{"num_heads", Value(8)}, {"seq_len", Value(5)}, {"device", Value("cpu")}});
+      make_op("AlibiFwdOp",
+              ParamMap{{"num_heads", Value(8)}, {"seq_len", Value(5)}, {"device", Value("cpu")}});
   EXPECT_EQ(plain->param("out_dtype").as_dtype(), DType::kFloat32);
   const Tensor y = *plain->call({}).at(0);
   EXPECT_EQ(y.dtype(), DType::kFloat32);
@@ -98,28 +102,45 @@ TEST(AlibiOps, EmptyAndMeta) {
 TEST(AlibiOps, Errors) {
   // No in-tree kernel runs on CUDA, and this machine's CUDA is not probed at construction.
   AlibiFwdOp cuda(8, 16, "cuda", DType::kBFloat16);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { cuda(); }, "AlibiFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { cuda(); }, "AlibiFwdOp's in-tree kernels do not run on cuda:0"));
   EXPECT_TRUE(cuda.built_entries("alibi").empty());
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { cuda(); }, "AlibiFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { cuda(); }, "AlibiFwdOp's in-tree kernels do not run on cuda:0"));
 
   AlibiFwdOp op(8, 4, "cpu");
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(CallOptions{Tensor::empty({8, 4, 5}, DType::kFloat32)}); },
-                                      "AlibiFwdOp: out does not have the shape of output: got [8, 4, 5], expected [8, 4, 4]"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(CallOptions{Tensor::empty({8, 4, 4}, DType::kFloat16)}); },
-                                      "AlibiFwdOp: out dtype is not the dtype of output: got float16, expected float32"));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(CallOptions{Tensor::meta({8, 4, 4}, DType::kFloat32)}); },
-                                            "AlibiFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(CallOptions{Tensor::empty({8, 4, 5}, DType::kFloat32)});
+      },
+      "AlibiFwdOp: out does not have the shape of output: got [8, 4, 5], expected [8, 4, 4]"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(CallOptions{Tensor::empty({8, 4, 4}, DType::kFloat16)});
+      },
+      "AlibiFwdOp: out dtype is not the dtype of output: got float16, expected float32"));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        op(CallOptions{Tensor::meta({8, 4, 4}, DType::kFloat32)});
+      },
+      "AlibiFwdOp: "));
   EXPECT_TRUE(all_close(read(op()), alibi_oracle(8, 4), tolerance_for(DType::kFloat32)));
 
   EXPECT_TRUE(throws_containing<CheckError>([] { AlibiFwdOp(0, 4, "cpu")(); }, "AlibiFwdOp: "));
   EXPECT_TRUE(throws_containing<CheckError>([] { AlibiFwdOp(2, -1, "cpu")(); }, "AlibiFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([] { AlibiFwdOp(2, 4, "cpu", DType::kInt32); }, "AlibiFwdOp: "));
-  EXPECT_TRUE(throws_with<CheckError>([] { make_op("AlibiFwdOp", ParamMap{{"num_heads", Value(8)}, {"seq_len", Value(4)}}); },
-                                      "AlibiFwdOp: param 'device' is required"));
+  EXPECT_TRUE(throws_containing<CheckError>([] { AlibiFwdOp(2, 4, "cpu", DType::kInt32); },
+                                            "AlibiFwdOp: "));
   EXPECT_TRUE(throws_with<CheckError>(
       [] {
-        make_op("AlibiFwdOp",
-                ParamMap{{"num_heads", Value(8)}, {"seq_len", Value(4)}, {"device", Value("cpu")}, {"heads", Value(8)}});
+        make_op("AlibiFwdOp", ParamMap{{"num_heads", Value(8)}, {"seq_len", Value(4)}});
+      },
+      "AlibiFwdOp: param 'device' is required"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] {
+        make_op("AlibiFwdOp", ParamMap{{"num_heads", Value(8)},
+                                       {"seq_len", Value(4)},
+                                       {"device", Value("cpu")},
+                                       {"heads", Value(8)}});
       },
       "AlibiFwdOp: unknown param 'heads'"));
 }

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/elementwise/cpu/elementwise_cpu.hpp"
 #include "cpu_numerics.hpp"
+#include "kernels/elementwise/cpu/elementwise_cpu.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops::test_cpu {

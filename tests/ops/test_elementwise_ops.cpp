@@ -42,7 +42,8 @@ std::vector<std::int64_t> broadcast_source(const Shape& in, const Shape& out) {
   const std::size_t lead = out.size() - in.size();
   for (std::int64_t e = 0; e < out.numel(); ++e) {
     std::int64_t flat = 0;
-    for (std::size_t a = 0; a < in.size(); ++a) flat = flat * in[a] + (in[a] == 1 ? 0 : index[lead + a]);
+    for (std::size_t a = 0; a < in.size(); ++a)
+      flat = flat * in[a] + (in[a] == 1 ? 0 : index[lead + a]);
     src.push_back(flat);
     for (std::size_t a = out.size(); a-- > 0;) {
       if (++index[a] < out[a]) break;
@@ -110,7 +111,8 @@ Tensor random_ints(const Shape& shape, DType dtype, std::uint32_t seed) {
 }
 
 // Two's complement arithmetic of `dtype`, done in unsigned integers (no signed overflow here).
-std::vector<std::int64_t> int_oracle(Kind kind, const Tensor& a, const Tensor& b, std::int64_t alpha) {
+std::vector<std::int64_t> int_oracle(Kind kind, const Tensor& a, const Tensor& b,
+                                     std::int64_t alpha) {
   const Shape out = broadcast_shape(a.shape(), b.shape());
   const std::vector<std::int64_t> ad = read_ints(a);
   const std::vector<std::int64_t> bd = read_ints(b);
@@ -121,13 +123,15 @@ std::vector<std::int64_t> int_oracle(Kind kind, const Tensor& a, const Tensor& b
     const auto x = static_cast<std::uint64_t>(ad[ia[e]]);
     const auto y = static_cast<std::uint64_t>(bd[ib[e]]);
     const std::uint64_t r = kind == Kind::kAdd ? x + static_cast<std::uint64_t>(alpha) * y : x * y;
-    want.push_back(a.dtype() == DType::kInt32 ? static_cast<std::int32_t>(static_cast<std::uint32_t>(r))
-                                              : static_cast<std::int64_t>(r));
+    want.push_back(a.dtype() == DType::kInt32
+                       ? static_cast<std::int32_t>(static_cast<std::uint32_t>(r))
+                       : static_cast<std::int64_t>(r));
   }
   return want;
 }
 
-const DType kAllDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kInt32, DType::kInt64};
+const DType kAllDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kInt32,
+                            DType::kInt64};
 
 bool is_int(DType d) { return d == DType::kInt32 || d == DType::kInt64; }
 
@@ -136,7 +140,8 @@ Tensor random_of(const Shape& shape, DType dtype, std::uint32_t seed) {
 }
 
 // Checks out against the oracle of kind(a, b).
-void expect_matches(Kind kind, const Tensor& a, const Tensor& b, const Tensor& out, const Value& alpha) {
+void expect_matches(Kind kind, const Tensor& a, const Tensor& b, const Tensor& out,
+                    const Value& alpha) {
   ASSERT_EQ(out.shape(), broadcast_shape(a.shape(), b.shape()));
   ASSERT_EQ(out.dtype(), a.dtype());
   if (is_int(a.dtype())) {
@@ -147,9 +152,9 @@ void expect_matches(Kind kind, const Tensor& a, const Tensor& b, const Tensor& o
   }
 }
 
-const std::pair<Shape, Shape> kShapes[] = {
-    {{7, 33}, {7, 33}}, {{7, 33}, {33}}, {{4, 1, 5}, {3, 1}}, {{1}, {2, 3}}, {{}, {5}}, {{6, 1}, {1, 9}},
-    {{2, 3, 4}, {}}, {{}, {}}};
+const std::pair<Shape, Shape> kShapes[] = {{{7, 33}, {7, 33}}, {{7, 33}, {33}}, {{4, 1, 5}, {3, 1}},
+                                           {{1}, {2, 3}},      {{}, {5}},       {{6, 1}, {1, 9}},
+                                           {{2, 3, 4}, {}},    {{}, {}}};
 
 // ---- AddFwdOp ----------------------------------------------------------------------------------
 
@@ -161,7 +166,8 @@ TEST(AddOps, BroadcastingEveryDTypeAndAlpha) {
     for (const Value& alpha : alphas) {
       AddFwdOp op(alpha);
       for (const auto& [sa, sb] : kShapes) {
-        SCOPED_TRACE(std::string(dtype_name(dtype)) + " alpha=" + alpha.repr() + " " + sa.str() + " + " + sb.str());
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " alpha=" + alpha.repr() + " " + sa.str() +
+                     " + " + sb.str());
         const Tensor a = random_of(sa, dtype, seed++);
         const Tensor b = random_of(sb, dtype, seed++);
         expect_matches(Kind::kAdd, a, b, op(a, b), alpha);
@@ -179,13 +185,15 @@ TEST(AddOps, IntegerSumsWrap) {
   b.data<std::int32_t>()[0] = 1;
   const Tensor y = op(a, b);
   EXPECT_EQ(read_ints(y),
-            (std::vector<std::int64_t>{std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::min() + 1}));
+            (std::vector<std::int64_t>{std::numeric_limits<std::int32_t>::min(),
+                                       std::numeric_limits<std::int32_t>::min() + 1}));
   AddFwdOp minus(Value(-1));
   Tensor c = Tensor::empty({1}, DType::kInt64);
   c.data<std::int64_t>()[0] = std::numeric_limits<std::int64_t>::min();
   Tensor d = Tensor::empty({1}, DType::kInt64);
   d.data<std::int64_t>()[0] = 1;
-  EXPECT_EQ(read_ints(minus(c, d)), (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::max()}));
+  EXPECT_EQ(read_ints(minus(c, d)),
+            (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::max()}));
 }
 
 TEST(AddOps, MakeOpGenericCallOutAndNonContiguous) {
@@ -212,7 +220,8 @@ TEST(AddOps, MakeOpGenericCallOutAndNonContiguous) {
 
 TEST(AddOps, EmptyRooflineMetaAndErrors) {
   AddFwdOp op(Value(2));
-  EXPECT_EQ(op(Tensor::empty({0, 5}, DType::kInt32), Tensor::empty({5}, DType::kInt32)).shape(), (Shape{0, 5}));
+  EXPECT_EQ(op(Tensor::empty({0, 5}, DType::kInt32), Tensor::empty({5}, DType::kInt32)).shape(),
+            (Shape{0, 5}));
   EXPECT_TRUE(op.built_entries("add").empty());
   const Tensor m = op(Tensor::meta({3, 1}, DType::kBFloat16), Tensor::meta({4}, DType::kBFloat16));
   EXPECT_TRUE(m.is_meta());
@@ -223,40 +232,55 @@ TEST(AddOps, EmptyRooflineMetaAndErrors) {
   const Tensor b = random_tensor({10}, DType::kBFloat16, 52);
   op(a, b);
   EXPECT_EQ(op.eval_roofline().flops, 2 * 60);  // alpha != 1: two flops per element
-  EXPECT_EQ(op.eval_roofline().bytes, 2 * nbytes({6, 10}, DType::kBFloat16) + nbytes({10}, DType::kBFloat16));
+  EXPECT_EQ(op.eval_roofline().bytes,
+            2 * nbytes({6, 10}, DType::kBFloat16) + nbytes({10}, DType::kBFloat16));
   AddFwdOp unit;
   unit(a, b);
   EXPECT_EQ(unit.eval_roofline().flops, 60);
 
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(a, random_tensor({9}, DType::kBFloat16, 53)); }, "AddFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] { op(a, random_tensor({9}, DType::kBFloat16, 53)); }, "AddFwdOp: "));
   EXPECT_TRUE(throws_with<CheckError>([&] { op(a, random_tensor({10}, DType::kFloat16, 54)); },
                                       "AddFwdOp: b dtype differs from T (bfloat16); got float16"));
   EXPECT_TRUE(throws_with<CheckError>(
       [&] { op(Tensor::empty({2}, DType::kBool), Tensor::empty({2}, DType::kBool)); },
       "AddFwdOp: a dtype is outside [float16, bfloat16, float32, int32, int64]; got bool"));
   // The out buffer must have the broadcast shape, and may not alias an input.
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, b, CallOptions{Tensor::empty({10}, DType::kBFloat16)}); },
-                                      "AddFwdOp: out does not have the shape of output: got [10], expected [6, 10]"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, b, CallOptions{a}); }, "AddFwdOp: out shares storage with input a"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op(a, b, CallOptions{Tensor::empty({10}, DType::kBFloat16)}); },
+      "AddFwdOp: out does not have the shape of output: got [10], expected [6, 10]"));
+  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, b, CallOptions{a}); },
+                                      "AddFwdOp: out shares storage with input a"));
   // A float alpha on integers, and an alpha the dtype cannot hold, break the shape rules.
   AddFwdOp half(Value(0.5));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { half(random_ints({3}, DType::kInt32, 55), random_ints({3}, DType::kInt32, 56)); },
-                                            "AddFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] { half(random_ints({3}, DType::kInt32, 55), random_ints({3}, DType::kInt32, 56)); },
+      "AddFwdOp: "));
   AddFwdOp huge(Value(std::int64_t{1} << 40));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { huge(random_ints({3}, DType::kInt32, 57), random_ints({3}, DType::kInt32, 58)); },
-                                            "AddFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([] { make_op("AddFwdOp", ParamMap{{"alpha", Value("two")}}); }, "AddFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([] { AddFwdOp bad(Value(std::numeric_limits<double>::infinity())); },
-                                            "AddFwdOp: "));
-  EXPECT_TRUE(throws_with<CheckError>([] { make_op("AddFwdOp", ParamMap{{"beta", Value(1)}}); },
-                                      "AddFwdOp: unknown param 'beta'"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(a, Tensor::meta({10}, DType::kBFloat16)); },
-                                      "AddFwdOp: needs every tensor on one device; got [a on cpu, b on meta]"));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] { huge(random_ints({3}, DType::kInt32, 57), random_ints({3}, DType::kInt32, 58)); },
+      "AddFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [] {
+        make_op("AddFwdOp", ParamMap{{"alpha", Value("two")}});
+      },
+      "AddFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [] { AddFwdOp bad(Value(std::numeric_limits<double>::infinity())); }, "AddFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] {
+        make_op("AddFwdOp", ParamMap{{"beta", Value(1)}});
+      },
+      "AddFwdOp: unknown param 'beta'"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op(a, Tensor::meta({10}, DType::kBFloat16)); },
+      "AddFwdOp: needs every tensor on one device; got [a on cpu, b on meta]"));
   CudaDescriptor ca = cuda_descriptor({6, 10}, DType::kBFloat16);
   CudaDescriptor cb = cuda_descriptor({10}, DType::kBFloat16);
   CudaDescriptor cout = cuda_descriptor({6, 10}, DType::kBFloat16);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(ca.tensor, cb.tensor, CallOptions{cout.tensor}); },
-                                                     "AddFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { op(ca.tensor, cb.tensor, CallOptions{cout.tensor}); },
+      "AddFwdOp's in-tree kernels do not run on cuda:0"));
   EXPECT_TRUE(all_bytes_are(*cout.bytes, 0xAB));
   expect_matches(Kind::kAdd, a, b, op(a, b), Value(2));
 }
@@ -265,7 +289,9 @@ TEST(AddOps, StridedCudaInputFailsOnAvailabilityBeforeAnyCopy) {
   AddFwdOp op;
   CudaDescriptor a = cuda_descriptor({6, 5}, DType::kFloat32);
   EXPECT_TRUE(throws_containing<OpNotAvailableError>(
-      [&] { op(a.tensor.as_strided({5, 6}, {1, 5}, 0), a.tensor.as_strided({5, 6}, {1, 5}, 0)); },
+      [&] {
+        op(a.tensor.as_strided({5, 6}, {1, 5}, 0), a.tensor.as_strided({5, 6}, {1, 5}, 0));
+      },
       "AddFwdOp's in-tree kernels do not run on cuda:0"));
 }
 
@@ -294,8 +320,9 @@ TEST(MulOps, MakeOpGenericCallOutNonContiguousAndErrors) {
   EXPECT_EQ(r.at(0)->storage(), out.storage());
   expect_matches(Kind::kMul, a, b, out, Value(1));
   EXPECT_EQ(op->eval_roofline().flops, 84);
-  EXPECT_EQ(op->eval_roofline().bytes,
-            nbytes({3, 1, 7}, DType::kFloat16) + nbytes({4, 7}, DType::kFloat16) + nbytes({3, 4, 7}, DType::kFloat16));
+  EXPECT_EQ(op->eval_roofline().bytes, nbytes({3, 1, 7}, DType::kFloat16) +
+                                           nbytes({4, 7}, DType::kFloat16) +
+                                           nbytes({3, 4, 7}, DType::kFloat16));
 
   const Tensor ints = random_ints({2, 5}, DType::kInt32, 113);
   EXPECT_TRUE(throws_with<CheckError>(
@@ -310,8 +337,11 @@ TEST(MulOps, MakeOpGenericCallOutNonContiguousAndErrors) {
         op->call(bad);
       },
       "MulFwdOp: "));
-  EXPECT_TRUE(throws_with<CheckError>([] { make_op("MulFwdOp", ParamMap{{"alpha", Value(1)}}); },
-                                      "MulFwdOp: unknown param 'alpha'"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] {
+        make_op("MulFwdOp", ParamMap{{"alpha", Value(1)}});
+      },
+      "MulFwdOp: unknown param 'alpha'"));
   EXPECT_TRUE(throws_with<CheckError>(
       [&] {
         const std::optional<Tensor> bad[] = {ints, ints};
@@ -327,7 +357,8 @@ TEST(MulOps, MakeOpGenericCallOutNonContiguousAndErrors) {
       "MulFwdOp's in-tree kernels do not run on cuda:0"));
   const std::optional<Tensor> good[] = {ints, ints};
   expect_matches(Kind::kMul, ints, ints, *op->call(good)[0], Value(1));
-  const std::optional<Tensor> empty[] = {Tensor::empty({3, 0}, DType::kInt64), Tensor::empty({1}, DType::kInt64)};
+  const std::optional<Tensor> empty[] = {Tensor::empty({3, 0}, DType::kInt64),
+                                         Tensor::empty({1}, DType::kInt64)};
   EXPECT_EQ(op->call(empty).at(0)->shape(), (Shape{3, 0}));
 }
 

@@ -7,8 +7,8 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/norm/cpu/norm_cpu.hpp"
 #include "cpu_numerics.hpp"
+#include "kernels/norm/cpu/norm_cpu.hpp"
 #include "norm_oracles.hpp"
 #include "tileops/core/error.hpp"
 

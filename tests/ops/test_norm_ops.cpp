@@ -66,12 +66,14 @@ TEST(RMSNormOps, TypedCallMatchesOracleForEveryDTypeAndServingKernel) {
   std::uint32_t seed = 1;
   // 1000 and 1023 are served by the row-wise kernel, 1024 and 4097 by the blocked one.
   const std::pair<std::int64_t, const char*> cases[] = {
-      {1, "rms_norm_rowwise_cpu"},     {7, "rms_norm_rowwise_cpu"},    {33, "rms_norm_rowwise_cpu"},
-      {1023, "rms_norm_rowwise_cpu"}, {1024, "rms_norm_blocked_cpu"}, {4097, "rms_norm_blocked_cpu"}};
+      {1, "rms_norm_rowwise_cpu"},    {7, "rms_norm_rowwise_cpu"},
+      {33, "rms_norm_rowwise_cpu"},   {1023, "rms_norm_rowwise_cpu"},
+      {1024, "rms_norm_blocked_cpu"}, {4097, "rms_norm_blocked_cpu"}};
   for (DType dtype : kFloatDTypes) {
     for (const auto& [n, key] : cases) {
       for (bool with_weight : {true, false}) {
-        SCOPED_TRACE(std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + (with_weight ? " weight" : ""));
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " n=" + std::to_string(n) +
+                     (with_weight ? " weight" : ""));
         RMSNormFwdOp op(Shape{n});
         const Tensor x = random_tensor({3, n}, dtype, seed++);
         const Tensor w = random_tensor({n}, dtype, seed++);
@@ -79,7 +81,8 @@ TEST(RMSNormOps, TypedCallMatchesOracleForEveryDTypeAndServingKernel) {
         ASSERT_EQ(y.shape(), (Shape{3, n}));
         ASSERT_EQ(y.dtype(), dtype);
         const std::vector<double> wd = read(w);
-        EXPECT_TRUE(all_close(read(y), rms_norm_oracle(read(x), with_weight ? &wd : nullptr, kFloat32Eps, n),
+        EXPECT_TRUE(all_close(read(y),
+                              rms_norm_oracle(read(x), with_weight ? &wd : nullptr, kFloat32Eps, n),
                               tolerance_for(dtype)));
         EXPECT_EQ(only_key(op, "rms_norm"), key);
       }
@@ -95,7 +98,8 @@ TEST(RMSNormOps, SelectionByRowLength) {
   using Verdicts = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(op.verdicts("rms_norm", norm_call(1000)),
             (Verdicts{{"rms_norm_rowwise_cpu", ""},
-                      {"rms_norm_blocked_cpu", "rows of 1000 elements are shorter than the 1024 it is built for"}}));
+                      {"rms_norm_blocked_cpu",
+                       "rows of 1000 elements are shorter than the 1024 it is built for"}}));
   EXPECT_EQ(op.verdicts("rms_norm", norm_call(1024)),
             (Verdicts{{"rms_norm_rowwise_cpu", ""}, {"rms_norm_blocked_cpu", ""}}));
 }
@@ -106,20 +110,22 @@ TEST(RMSNormOps, BothKernelsOfOneInstanceAgreeWithTheOracle) {
   const Tensor x = random_tensor({5, 4, 256}, DType::kBFloat16, 11, 3.0);
   const Tensor w = random_tensor({4, 256}, DType::kBFloat16, 12);
   const std::vector<double> wd = read(w);
-  EXPECT_TRUE(all_close(read(op(x, w)), rms_norm_oracle(read(x), &wd, 1e-5, 1024), tolerance_for(DType::kBFloat16)));
+  EXPECT_TRUE(all_close(read(op(x, w)), rms_norm_oracle(read(x), &wd, 1e-5, 1024),
+                        tolerance_for(DType::kBFloat16)));
   EXPECT_EQ(only_key(op, "rms_norm"), "rms_norm_blocked_cpu");
 
   RMSNormFwdOp small(Shape{3, 5}, 1e-5);
   const Tensor xs = random_tensor({2, 7, 3, 5}, DType::kFloat16, 13);
   const Tensor ws = random_tensor({3, 5}, DType::kFloat16, 14);
   const std::vector<double> wsd = read(ws);
-  EXPECT_TRUE(all_close(read(small(xs, ws)), rms_norm_oracle(read(xs), &wsd, 1e-5, 15), tolerance_for(DType::kFloat16)));
+  EXPECT_TRUE(all_close(read(small(xs, ws)), rms_norm_oracle(read(xs), &wsd, 1e-5, 15),
+                        tolerance_for(DType::kFloat16)));
   EXPECT_EQ(only_key(small, "rms_norm"), "rms_norm_rowwise_cpu");
 }
 
 TEST(RMSNormOps, MakeOpAndGenericCall) {
-  std::shared_ptr<Op> op =
-      make_op("RMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{33})}, {"eps", Value(1e-6)}});
+  std::shared_ptr<Op> op = make_op(
+      "RMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{33})}, {"eps", Value(1e-6)}});
   ASSERT_EQ(op->name(), "RMSNormFwdOp");
   const Tensor x = random_tensor({2, 3, 33}, DType::kFloat32, 21);
   const Tensor w = random_tensor({33}, DType::kFloat32, 22);
@@ -128,18 +134,22 @@ TEST(RMSNormOps, MakeOpAndGenericCall) {
     const std::optional<Tensor> inputs[] = {x, w};
     CallResult r = op->call(inputs);
     ASSERT_EQ(r.size(), 1u);
-    EXPECT_TRUE(all_close(read(*r[0]), rms_norm_oracle(read(x), &wd, 1e-6, 33), tolerance_for(DType::kFloat32)));
+    EXPECT_TRUE(all_close(read(*r[0]), rms_norm_oracle(read(x), &wd, 1e-6, 33),
+                          tolerance_for(DType::kFloat32)));
   }
   {
     const std::optional<Tensor> inputs[] = {x, std::nullopt};
     CallResult r = op->call(inputs);
-    EXPECT_TRUE(all_close(read(*r[0]), rms_norm_oracle(read(x), nullptr, 1e-6, 33), tolerance_for(DType::kFloat32)));
+    EXPECT_TRUE(all_close(read(*r[0]), rms_norm_oracle(read(x), nullptr, 1e-6, 33),
+                          tolerance_for(DType::kFloat32)));
   }
   // eps omitted: the manifest default None, the float32 epsilon.
-  std::shared_ptr<Op> defaulted = make_op("RMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{33})}});
+  std::shared_ptr<Op> defaulted =
+      make_op("RMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{33})}});
   EXPECT_TRUE(defaulted->param("eps").is_none());
   const std::optional<Tensor> inputs[] = {x, w};
-  EXPECT_TRUE(all_close(read(*defaulted->call(inputs)[0]), rms_norm_oracle(read(x), &wd, kFloat32Eps, 33),
+  EXPECT_TRUE(all_close(read(*defaulted->call(inputs)[0]),
+                        rms_norm_oracle(read(x), &wd, kFloat32Eps, 33),
                         tolerance_for(DType::kFloat32)));
 }
 
@@ -150,7 +160,8 @@ TEST(RMSNormOps, EpsNoneIsTheFloat32EpsilonForNarrowDTypes) {
     SCOPED_TRACE(dtype_name(dtype));
     RMSNormFwdOp op(Shape{16});
     const Tensor x = random_tensor({4, 16}, dtype, 31, 1e-5);
-    EXPECT_TRUE(all_close(read(op(x)), rms_norm_oracle(read(x), nullptr, kFloat32Eps, 16), tolerance_for(dtype)));
+    EXPECT_TRUE(all_close(read(op(x)), rms_norm_oracle(read(x), nullptr, kFloat32Eps, 16),
+                          tolerance_for(dtype)));
   }
 }
 
@@ -163,20 +174,23 @@ TEST(RMSNormOps, OutBufferIsTheResult) {
   EXPECT_EQ(y.data_ptr(), out.data_ptr());
   EXPECT_EQ(y.storage(), out.storage());
   const std::vector<double> wd = read(w);
-  EXPECT_TRUE(all_close(read(out), rms_norm_oracle(read(x), &wd, kFloat32Eps, 37), tolerance_for(DType::kBFloat16)));
+  EXPECT_TRUE(all_close(read(out), rms_norm_oracle(read(x), &wd, kFloat32Eps, 37),
+                        tolerance_for(DType::kBFloat16)));
 }
 
 TEST(RMSNormOps, NonContiguousInputs) {
   for (Layout layout : {Layout::kStrided, Layout::kTransposed}) {
     for (std::int64_t n : {19, 1100}) {
-      SCOPED_TRACE("n=" + std::to_string(n) + (layout == Layout::kStrided ? " strided" : " transposed"));
+      SCOPED_TRACE("n=" + std::to_string(n) +
+                   (layout == Layout::kStrided ? " strided" : " transposed"));
       RMSNormFwdOp op(Shape{n}, 1e-5);
       const Tensor x = noncontiguous_random({6, n}, DType::kFloat32, 51, layout);
       const Tensor w = noncontiguous_random({n}, DType::kFloat32, 52, Layout::kStrided);
       ASSERT_FALSE(x.is_contiguous());
       ASSERT_FALSE(w.is_contiguous());
       const std::vector<double> wd = read(w);
-      EXPECT_TRUE(all_close(read(op(x, w)), rms_norm_oracle(read(x), &wd, 1e-5, n), tolerance_for(DType::kFloat32)));
+      EXPECT_TRUE(all_close(read(op(x, w)), rms_norm_oracle(read(x), &wd, 1e-5, n),
+                            tolerance_for(DType::kFloat32)));
     }
   }
 }
@@ -211,7 +225,8 @@ TEST(RMSNormOps, RooflineOfTheLastCall) {
 
 TEST(RMSNormOps, MetaCallInfersTheOutputAndRunsNothing) {
   RMSNormFwdOp op(Shape{4096});
-  const Tensor y = op(Tensor::meta({7, 4096}, DType::kBFloat16), Tensor::meta({4096}, DType::kBFloat16));
+  const Tensor y =
+      op(Tensor::meta({7, 4096}, DType::kBFloat16), Tensor::meta({4096}, DType::kBFloat16));
   EXPECT_TRUE(y.is_meta());
   EXPECT_EQ(y.shape(), (Shape{7, 4096}));
   EXPECT_EQ(y.dtype(), DType::kBFloat16);
@@ -224,7 +239,8 @@ void expect_usable(RMSNormFwdOp& op, std::int64_t n, std::uint32_t seed) {
   const Tensor x = random_tensor({2, n}, DType::kFloat32, seed);
   const Tensor w = random_tensor({n}, DType::kFloat32, seed + 1);
   const std::vector<double> wd = read(w);
-  EXPECT_TRUE(all_close(read(op(x, w)), rms_norm_oracle(read(x), &wd, kFloat32Eps, n), tolerance_for(DType::kFloat32)));
+  EXPECT_TRUE(all_close(read(op(x, w)), rms_norm_oracle(read(x), &wd, kFloat32Eps, n),
+                        tolerance_for(DType::kFloat32)));
 }
 
 TEST(RMSNormOps, BadCallsRaiseTypedErrorsAndLeaveTheInstanceUsable) {
@@ -232,29 +248,43 @@ TEST(RMSNormOps, BadCallsRaiseTypedErrorsAndLeaveTheInstanceUsable) {
   const Tensor x = random_tensor({2, 16}, DType::kFloat32, 81);
   const Tensor w = random_tensor({16}, DType::kFloat32, 82);
   const Tensor xi = Tensor::empty({2, 16}, DType::kInt32);
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(xi); },
-                                      "RMSNormFwdOp: x dtype is outside [float16, bfloat16, float32]; got int32"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op(xi); }, "RMSNormFwdOp: x dtype is outside [float16, bfloat16, float32]; got int32"));
   expect_usable(op, 16, 83);
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, random_tensor({16}, DType::kFloat16, 84)); },
-                                      "RMSNormFwdOp: weight dtype differs from T (float32); got float16"));
+  EXPECT_TRUE(
+      throws_with<CheckError>([&] { op(x, random_tensor({16}, DType::kFloat16, 84)); },
+                              "RMSNormFwdOp: weight dtype differs from T (float32); got float16"));
   expect_usable(op, 16, 85);
   // The trailing axes must be normalized_shape.
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(random_tensor({2, 15}, DType::kFloat32, 86)); }, "RMSNormFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        op(random_tensor({2, 15}, DType::kFloat32, 86));
+      },
+      "RMSNormFwdOp: "));
   expect_usable(op, 16, 87);
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(x, random_tensor({2, 16}, DType::kFloat32, 88)); },
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        op(x, random_tensor({2, 16}, DType::kFloat32, 88));
+      },
+      "RMSNormFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>([&] { op(random_tensor({}, DType::kFloat32, 89)); },
                                             "RMSNormFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(random_tensor({}, DType::kFloat32, 89)); }, "RMSNormFwdOp: "));
   expect_usable(op, 16, 90);
   // Tensors on two devices.
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, Tensor::meta({16}, DType::kFloat32)); },
-                                      "RMSNormFwdOp: needs every tensor on one device; got [x on cpu, weight on meta]"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op(x, Tensor::meta({16}, DType::kFloat32)); },
+      "RMSNormFwdOp: needs every tensor on one device; got [x on cpu, weight on meta]"));
   expect_usable(op, 16, 91);
   // Out buffers of the wrong shape or dtype, or sharing an input's storage.
   EXPECT_TRUE(throws_with<CheckError>(
-      [&] { op(x, w, CallOptions{Tensor::empty({2, 15}, DType::kFloat32)}); },
+      [&] {
+        op(x, w, CallOptions{Tensor::empty({2, 15}, DType::kFloat32)});
+      },
       "RMSNormFwdOp: out does not have the shape of output: got [2, 15], expected [2, 16]"));
   EXPECT_TRUE(throws_with<CheckError>(
-      [&] { op(x, w, CallOptions{Tensor::empty({2, 16}, DType::kFloat16)}); },
+      [&] {
+        op(x, w, CallOptions{Tensor::empty({2, 16}, DType::kFloat16)});
+      },
       "RMSNormFwdOp: out dtype is not the dtype of output: got float16, expected float32"));
   Tensor xc = random_tensor({2, 16}, DType::kFloat32, 92);
   const std::vector<double> before = read(xc);
@@ -265,14 +295,22 @@ TEST(RMSNormOps, BadCallsRaiseTypedErrorsAndLeaveTheInstanceUsable) {
 }
 
 TEST(RMSNormOps, BadConstruction) {
-  EXPECT_TRUE(throws_containing<CheckError>([] { RMSNormFwdOp op(Shape{8}, std::numeric_limits<double>::infinity()); },
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [] { RMSNormFwdOp op(Shape{8}, std::numeric_limits<double>::infinity()); },
+      "RMSNormFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>([] { RMSNormFwdOp op(Shape{8}, std::nan("")); },
                                             "RMSNormFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([] { RMSNormFwdOp op(Shape{8}, std::nan("")); }, "RMSNormFwdOp: "));
   EXPECT_TRUE(throws_with<CheckError>(
-      [] { make_op("RMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{8})}, {"epsilon", Value(1e-5)}}); },
+      [] {
+        make_op("RMSNormFwdOp",
+                ParamMap{{"normalized_shape", Value(Shape{8})}, {"epsilon", Value(1e-5)}});
+      },
       "RMSNormFwdOp: unknown param 'epsilon'"));
-  EXPECT_TRUE(throws_with<CheckError>([] { make_op("RMSNormFwdOp", ParamMap{{"eps", Value(1e-5)}}); },
-                                      "RMSNormFwdOp: param 'normalized_shape' is required"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] {
+        make_op("RMSNormFwdOp", ParamMap{{"eps", Value(1e-5)}});
+      },
+      "RMSNormFwdOp: param 'normalized_shape' is required"));
   // len(normalized_shape) > 0 is a rule of the signature.
   EXPECT_TRUE(throws_containing<CheckError>(
       [] {
@@ -287,8 +325,9 @@ TEST(RMSNormOps, CudaInputIsRefusedAndNothingIsWritten) {
   CudaDescriptor x = cuda_descriptor({2, 16}, DType::kFloat32);
   CudaDescriptor w = cuda_descriptor({16}, DType::kFloat32);
   CudaDescriptor out = cuda_descriptor({2, 16}, DType::kFloat32);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(x.tensor, w.tensor, CallOptions{out.tensor}); },
-                                                     "RMSNormFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { op(x.tensor, w.tensor, CallOptions{out.tensor}); },
+      "RMSNormFwdOp's in-tree kernels do not run on cuda:0"));
   EXPECT_TRUE(all_bytes_are(*x.bytes, 0xAB));
   EXPECT_TRUE(all_bytes_are(*out.bytes, 0xAB));
   EXPECT_TRUE(op.built_entries("rms_norm").empty());
@@ -298,13 +337,18 @@ TEST(RMSNormOps, CudaInputIsRefusedAndNothingIsWritten) {
 TEST(RMSNormOps, StridedCudaInputFailsOnAvailabilityBeforeAnyCopy) {
   RMSNormFwdOp op(Shape{16});
   CudaDescriptor x = cuda_descriptor({16, 4}, DType::kFloat32);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(x.tensor.as_strided({4, 16}, {1, 4}, 0)); },
-                                                     "RMSNormFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] {
+        op(x.tensor.as_strided({4, 16}, {1, 4}, 0));
+      },
+      "RMSNormFwdOp's in-tree kernels do not run on cuda:0"));
   FusedAddRMSNormFwdOp fused;
   CudaDescriptor y = cuda_descriptor({4, 16}, DType::kFloat32);
   CudaDescriptor w = cuda_descriptor({16}, DType::kFloat32);
   EXPECT_TRUE(throws_containing<OpNotAvailableError>(
-      [&] { fused(y.tensor, x.tensor.as_strided({4, 16}, {1, 4}, 0), w.tensor); },
+      [&] {
+        fused(y.tensor, x.tensor.as_strided({4, 16}, {1, 4}, 0), w.tensor);
+      },
       "FusedAddRMSNormFwdOp's in-tree kernels do not run on cuda:0"));
   EXPECT_TRUE(all_bytes_are(*x.bytes, 0xAB));
 }
@@ -317,9 +361,11 @@ TEST(RMSNormOps, StridedOrReadOnlyWrittenTensorsAreRefused) {
                                       "RMSNormFwdOp: out must be contiguous"));
   FusedAddRMSNormFwdOp fused;
   const Tensor r = random_tensor({4, 4}, DType::kFloat32, 97);
-  const Tensor read_only = Tensor::from_blob(r.data_ptr(), {4, 4}, {4, 1}, DType::kFloat32, Device::cpu(), r.storage(), true);
-  EXPECT_TRUE(throws_with<CheckError>([&] { fused(x, read_only, random_tensor({4}, DType::kFloat32, 98)); },
-                                      "FusedAddRMSNormFwdOp: residual is written but read-only"));
+  const Tensor read_only = Tensor::from_blob(r.data_ptr(), {4, 4}, {4, 1}, DType::kFloat32,
+                                             Device::cpu(), r.storage(), true);
+  EXPECT_TRUE(
+      throws_with<CheckError>([&] { fused(x, read_only, random_tensor({4}, DType::kFloat32, 98)); },
+                              "FusedAddRMSNormFwdOp: residual is written but read-only"));
 }
 
 // ---- LayerNormFwdOp ----------------------------------------------------------------------------
@@ -331,7 +377,8 @@ TEST(LayerNormOps, TypedCallMatchesOracle) {
       for (int affine = 0; affine < 4; ++affine) {
         const bool with_w = (affine & 1) != 0;
         const bool with_b = (affine & 2) != 0;
-        SCOPED_TRACE(std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + " affine=" + std::to_string(affine));
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + " n=" + std::to_string(n) +
+                     " affine=" + std::to_string(affine));
         LayerNormFwdOp op(Shape{n}, 1e-5);
         const Tensor x = random_tensor({3, n}, dtype, seed++, 2.0, 0.5);
         const Tensor w = random_tensor({n}, dtype, seed++);
@@ -340,9 +387,10 @@ TEST(LayerNormOps, TypedCallMatchesOracle) {
                             with_b ? std::optional<Tensor>(b) : std::nullopt);
         const std::vector<double> wd = read(w);
         const std::vector<double> bd = read(b);
-        EXPECT_TRUE(all_close(read(y),
-                              layer_norm_oracle(read(x), with_w ? &wd : nullptr, with_b ? &bd : nullptr, 1e-5, n),
-                              tolerance_for(dtype)));
+        EXPECT_TRUE(all_close(
+            read(y),
+            layer_norm_oracle(read(x), with_w ? &wd : nullptr, with_b ? &bd : nullptr, 1e-5, n),
+            tolerance_for(dtype)));
         EXPECT_EQ(only_key(op, "layer_norm"), "layer_norm_cpu");
       }
     }
@@ -350,7 +398,8 @@ TEST(LayerNormOps, TypedCallMatchesOracle) {
 }
 
 TEST(LayerNormOps, MakeOpGenericCallOutAndNonContiguous) {
-  std::shared_ptr<Op> op = make_op("LayerNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{3, 7})}});
+  std::shared_ptr<Op> op =
+      make_op("LayerNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{3, 7})}});
   EXPECT_EQ(op->param("eps").as_float(), 1e-5);
   const Tensor x = noncontiguous_random({4, 3, 7}, DType::kBFloat16, 111, Layout::kTransposed);
   const Tensor w = noncontiguous_random({3, 7}, DType::kBFloat16, 112, Layout::kStrided);
@@ -361,10 +410,12 @@ TEST(LayerNormOps, MakeOpGenericCallOutAndNonContiguous) {
   EXPECT_EQ(r.at(0)->storage(), out.storage());
   const std::vector<double> wd = read(w);
   const std::vector<double> bd = read(b);
-  EXPECT_TRUE(all_close(read(out), layer_norm_oracle(read(x), &wd, &bd, 1e-5, 21), tolerance_for(DType::kBFloat16)));
+  EXPECT_TRUE(all_close(read(out), layer_norm_oracle(read(x), &wd, &bd, 1e-5, 21),
+                        tolerance_for(DType::kBFloat16)));
   // Bias without weight through the generic call.
   const std::optional<Tensor> bias_only[] = {x, std::nullopt, b};
-  EXPECT_TRUE(all_close(read(*op->call(bias_only)[0]), layer_norm_oracle(read(x), nullptr, &bd, 1e-5, 21),
+  EXPECT_TRUE(all_close(read(*op->call(bias_only)[0]),
+                        layer_norm_oracle(read(x), nullptr, &bd, 1e-5, 21),
                         tolerance_for(DType::kBFloat16)));
 }
 
@@ -378,30 +429,40 @@ TEST(LayerNormOps, EmptyRooflineAndErrors) {
   const Tensor b = random_tensor({10}, DType::kFloat32, 123);
   op(x, w, b);
   EXPECT_EQ(op.eval_roofline().flops, 7 * 30);
-  EXPECT_EQ(op.eval_roofline().bytes, 2 * nbytes({3, 10}, DType::kFloat32) + 2 * nbytes({10}, DType::kFloat32));
+  EXPECT_EQ(op.eval_roofline().bytes,
+            2 * nbytes({3, 10}, DType::kFloat32) + 2 * nbytes({10}, DType::kFloat32));
   op(x, std::nullopt, b);
   EXPECT_EQ(op.eval_roofline().flops, 6 * 30);
 
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, w, Tensor::empty({10}, DType::kBFloat16)); },
-                                      "LayerNormFwdOp: bias dtype differs from T (float32); got bfloat16"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(Tensor::empty({3, 10}, DType::kInt64)); },
-                                      "LayerNormFwdOp: x dtype is outside [float16, bfloat16, float32]; got int64"));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(x, std::nullopt, random_tensor({9}, DType::kFloat32, 124)); },
-                                            "LayerNormFwdOp: "));
+  EXPECT_TRUE(
+      throws_with<CheckError>([&] { op(x, w, Tensor::empty({10}, DType::kBFloat16)); },
+                              "LayerNormFwdOp: bias dtype differs from T (float32); got bfloat16"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(Tensor::empty({3, 10}, DType::kInt64));
+      },
+      "LayerNormFwdOp: x dtype is outside [float16, bfloat16, float32]; got int64"));
   EXPECT_TRUE(throws_containing<CheckError>(
-      [] { LayerNormFwdOp bad(Shape{10}, -std::numeric_limits<double>::infinity()); }, "LayerNormFwdOp: "));
+      [&] { op(x, std::nullopt, random_tensor({9}, DType::kFloat32, 124)); }, "LayerNormFwdOp: "));
   EXPECT_TRUE(throws_containing<CheckError>(
-      [] { make_op("LayerNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{10})}, {"eps", Value()}}); },
+      [] { LayerNormFwdOp bad(Shape{10}, -std::numeric_limits<double>::infinity()); },
+      "LayerNormFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [] {
+        make_op("LayerNormFwdOp",
+                ParamMap{{"normalized_shape", Value(Shape{10})}, {"eps", Value()}});
+      },
       "LayerNormFwdOp: "));
   const std::vector<double> wd = read(w);
   const std::vector<double> bd = read(b);
-  EXPECT_TRUE(all_close(read(op(x, w, b)), layer_norm_oracle(read(x), &wd, &bd, 1e-6, 10), tolerance_for(DType::kFloat32)));
+  EXPECT_TRUE(all_close(read(op(x, w, b)), layer_norm_oracle(read(x), &wd, &bd, 1e-6, 10),
+                        tolerance_for(DType::kFloat32)));
 }
 
 // ---- FusedAddRMSNormFwdOp ----------------------------------------------------------------------
 
-void check_fused_add(FusedAddRMSNormFwdOp& op, const Tensor& x, const Tensor& residual, const Tensor& w, double eps,
-                     const CallOptions& options = {}) {
+void check_fused_add(FusedAddRMSNormFwdOp& op, const Tensor& x, const Tensor& residual,
+                     const Tensor& w, double eps, const CallOptions& options = {}) {
   const DType dtype = x.dtype();
   const std::int64_t n = x.shape().back();
   const std::vector<double> xd = read(x);
@@ -409,12 +470,14 @@ void check_fused_add(FusedAddRMSNormFwdOp& op, const Tensor& x, const Tensor& re
   const Tensor y = op(x, residual, w, options);
   // residual <- T(x + residual), read through the caller's view.
   const std::vector<double> sum = add(xd, rd);
-  EXPECT_TRUE(all_close(read(residual), round_to(dtype, sum), tolerance_for(dtype), sum_atol(xd, rd)));
+  EXPECT_TRUE(
+      all_close(read(residual), round_to(dtype, sum), tolerance_for(dtype), sum_atol(xd, rd)));
   // x is only read.
   EXPECT_EQ(read(x), xd);
   // The output normalizes the stored, T-rounded residual.
   const std::vector<double> wd = read(w);
-  EXPECT_TRUE(all_close(read(y), rms_norm_oracle(read(residual), &wd, eps, n), tolerance_for(dtype)));
+  EXPECT_TRUE(
+      all_close(read(y), rms_norm_oracle(read(residual), &wd, eps, n), tolerance_for(dtype)));
 }
 
 TEST(FusedAddRMSNormOps, ResidualUpdatedInPlaceAndOutputMatchesOracle) {
@@ -443,12 +506,14 @@ TEST(FusedAddRMSNormOps, NonContiguousResidualAndInputs) {
   const Tensor whole = residual.as_strided({5, 34}, {34, 1}, 0);
   const std::vector<double> all = read(whole);
   for (std::int64_t r = 0; r < 5; ++r)
-    for (std::int64_t c = 1; c < 34; c += 2) EXPECT_TRUE(std::isnan(all[r * 34 + c])) << r << "," << c;
+    for (std::int64_t c = 1; c < 34; c += 2)
+      EXPECT_TRUE(std::isnan(all[r * 34 + c])) << r << "," << c;
 
   // A transposed residual too.
-  const Tensor transposed = noncontiguous_random({5, 17}, DType::kFloat16, 214, Layout::kTransposed);
-  check_fused_add(op, random_tensor({5, 17}, DType::kFloat16, 215), transposed, random_tensor({17}, DType::kFloat16, 216),
-                  1e-6);
+  const Tensor transposed =
+      noncontiguous_random({5, 17}, DType::kFloat16, 214, Layout::kTransposed);
+  check_fused_add(op, random_tensor({5, 17}, DType::kFloat16, 215), transposed,
+                  random_tensor({17}, DType::kFloat16, 216), 1e-6);
 }
 
 TEST(FusedAddRMSNormOps, MakeOpGenericCallAndOut) {
@@ -464,19 +529,22 @@ TEST(FusedAddRMSNormOps, MakeOpGenericCallAndOut) {
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0]->storage(), out.storage());
   const std::vector<double> sum = add(xd, rd);
-  EXPECT_TRUE(all_close(read(residual), round_to(DType::kBFloat16, sum), tolerance_for(DType::kBFloat16),
-                        sum_atol(xd, rd)));
+  EXPECT_TRUE(all_close(read(residual), round_to(DType::kBFloat16, sum),
+                        tolerance_for(DType::kBFloat16), sum_atol(xd, rd)));
   const std::vector<double> wd = read(w);
-  EXPECT_TRUE(all_close(read(out), rms_norm_oracle(read(residual), &wd, 1e-5, 40), tolerance_for(DType::kBFloat16)));
+  EXPECT_TRUE(all_close(read(out), rms_norm_oracle(read(residual), &wd, 1e-5, 40),
+                        tolerance_for(DType::kBFloat16)));
   // Roofline: 5 flops per element; x and weight read, residual read and written, output written.
   EXPECT_EQ(op->eval_roofline().flops, 5 * 160);
-  EXPECT_EQ(op->eval_roofline().bytes, 4 * nbytes({4, 40}, DType::kBFloat16) + nbytes({40}, DType::kBFloat16));
+  EXPECT_EQ(op->eval_roofline().bytes,
+            4 * nbytes({4, 40}, DType::kBFloat16) + nbytes({40}, DType::kBFloat16));
 }
 
 TEST(FusedAddRMSNormOps, EmptyMetaAndErrors) {
   FusedAddRMSNormFwdOp op;
-  const Tensor y = op(Tensor::empty({0, 8}, DType::kFloat32), Tensor::empty({0, 8}, DType::kFloat32),
-                      random_tensor({8}, DType::kFloat32, 231));
+  const Tensor y =
+      op(Tensor::empty({0, 8}, DType::kFloat32), Tensor::empty({0, 8}, DType::kFloat32),
+         random_tensor({8}, DType::kFloat32, 231));
   EXPECT_EQ(y.shape(), (Shape{0, 8}));
   const Tensor m = op(Tensor::meta({3, 8}, DType::kFloat16), Tensor::meta({3, 8}, DType::kFloat16),
                       Tensor::meta({8}, DType::kFloat16));
@@ -488,23 +556,31 @@ TEST(FusedAddRMSNormOps, EmptyMetaAndErrors) {
   Tensor residual = random_tensor({3, 8}, DType::kFloat32, 233);
   const Tensor w = random_tensor({8}, DType::kFloat32, 234);
   const std::vector<double> rd = read(residual);
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, residual, random_tensor({8}, DType::kBFloat16, 235)); },
-                                      "FusedAddRMSNormFwdOp: weight dtype differs from T (float32); got bfloat16"));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(x, residual, random_tensor({9}, DType::kFloat32, 236)); },
-                                            "FusedAddRMSNormFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(x, random_tensor({3, 9}, DType::kFloat32, 237), w); },
-                                            "FusedAddRMSNormFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op(x, residual, random_tensor({8}, DType::kBFloat16, 235)); },
+      "FusedAddRMSNormFwdOp: weight dtype differs from T (float32); got bfloat16"));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] { op(x, residual, random_tensor({9}, DType::kFloat32, 236)); },
+      "FusedAddRMSNormFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        op(x, random_tensor({3, 9}, DType::kFloat32, 237), w);
+      },
+      "FusedAddRMSNormFwdOp: "));
   // The written residual may not share storage with x.
-  EXPECT_TRUE(throws_containing<CheckError>([&] { op(residual, residual, w); }, "FusedAddRMSNormFwdOp: "));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, residual, w, CallOptions{residual}); },
-                                      "FusedAddRMSNormFwdOp: out shares storage with input residual"));
+  EXPECT_TRUE(
+      throws_containing<CheckError>([&] { op(residual, residual, w); }, "FusedAddRMSNormFwdOp: "));
+  EXPECT_TRUE(
+      throws_with<CheckError>([&] { op(x, residual, w, CallOptions{residual}); },
+                              "FusedAddRMSNormFwdOp: out shares storage with input residual"));
   EXPECT_EQ(read(residual), rd);  // no failed call wrote it
 
   CudaDescriptor cx = cuda_descriptor({3, 8}, DType::kFloat32);
   CudaDescriptor cr = cuda_descriptor({3, 8}, DType::kFloat32);
   CudaDescriptor cw = cuda_descriptor({8}, DType::kFloat32);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(cx.tensor, cr.tensor, cw.tensor); },
-                                                     "FusedAddRMSNormFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { op(cx.tensor, cr.tensor, cw.tensor); },
+      "FusedAddRMSNormFwdOp's in-tree kernels do not run on cuda:0"));
   EXPECT_TRUE(all_bytes_are(*cr.bytes, 0xAB));
   check_fused_add(op, x, residual, w, kFloat32Eps);
 }
@@ -523,11 +599,13 @@ TEST(ResidualRMSNormOps, BothOutputsStagesAndDelegates) {
       const std::vector<double> rd = read(residual);
       const auto [hidden, output] = with_weight ? op(x, residual, w) : op(x, residual);
       const std::vector<double> sum = add(read(x), rd);
-      EXPECT_TRUE(all_close(read(hidden), round_to(dtype, sum), tolerance_for(dtype), sum_atol(read(x), rd)));
+      EXPECT_TRUE(all_close(read(hidden), round_to(dtype, sum), tolerance_for(dtype),
+                            sum_atol(read(x), rd)));
       EXPECT_EQ(read(residual), rd);  // the unfused block does not write its inputs
       const std::vector<double> wd = read(w);
-      EXPECT_TRUE(
-          all_close(read(output), rms_norm_oracle(read(hidden), with_weight ? &wd : nullptr, 1e-5, 1030), tolerance_for(dtype)));
+      EXPECT_TRUE(all_close(read(output),
+                            rms_norm_oracle(read(hidden), with_weight ? &wd : nullptr, 1e-5, 1030),
+                            tolerance_for(dtype)));
 
       const manifest::StageCalls& stages = op.last_call()->stages();
       ASSERT_EQ(stages.size(), 2u);
@@ -546,7 +624,8 @@ TEST(ResidualRMSNormOps, BothOutputsStagesAndDelegates) {
 }
 
 TEST(ResidualRMSNormOps, MakeOpNonContiguousAndErrors) {
-  std::shared_ptr<Op> op = make_op("ResidualRMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{2, 9})}});
+  std::shared_ptr<Op> op =
+      make_op("ResidualRMSNormFwdOp", ParamMap{{"normalized_shape", Value(Shape{2, 9})}});
   const Tensor x = noncontiguous_random({4, 2, 9}, DType::kFloat32, 311, Layout::kTransposed);
   const Tensor residual = noncontiguous_random({4, 2, 9}, DType::kFloat32, 312, Layout::kStrided);
   const Tensor w = random_tensor({2, 9}, DType::kFloat32, 313);
@@ -554,9 +633,11 @@ TEST(ResidualRMSNormOps, MakeOpNonContiguousAndErrors) {
   CallResult r = op->call(inputs);
   ASSERT_EQ(r.size(), 2u);
   const std::vector<double> sum = add(read(x), read(residual));
-  EXPECT_TRUE(all_close(read(*r[0]), sum, tolerance_for(DType::kFloat32), sum_atol(read(x), read(residual))));
+  EXPECT_TRUE(all_close(read(*r[0]), sum, tolerance_for(DType::kFloat32),
+                        sum_atol(read(x), read(residual))));
   const std::vector<double> wd = read(w);
-  EXPECT_TRUE(all_close(read(*r[1]), rms_norm_oracle(read(*r[0]), &wd, kFloat32Eps, 18), tolerance_for(DType::kFloat32)));
+  EXPECT_TRUE(all_close(read(*r[1]), rms_norm_oracle(read(*r[0]), &wd, kFloat32Eps, 18),
+                        tolerance_for(DType::kFloat32)));
 
   EXPECT_TRUE(throws_with<CheckError>(
       [&] {
@@ -579,8 +660,8 @@ TEST(ResidualRMSNormOps, MakeOpNonContiguousAndErrors) {
   CallResult e = op->call(empty);
   EXPECT_EQ(e.at(0)->shape(), (Shape{0, 2, 9}));
   EXPECT_EQ(e.at(1)->shape(), (Shape{0, 2, 9}));
-  const std::optional<Tensor> meta[] = {Tensor::meta({3, 2, 9}, DType::kFloat16), Tensor::meta({3, 2, 9}, DType::kFloat16),
-                                        std::nullopt};
+  const std::optional<Tensor> meta[] = {Tensor::meta({3, 2, 9}, DType::kFloat16),
+                                        Tensor::meta({3, 2, 9}, DType::kFloat16), std::nullopt};
   CallResult m = op->call(meta);
   EXPECT_TRUE(m.at(0)->is_meta());
   EXPECT_TRUE(m.at(1)->is_meta());

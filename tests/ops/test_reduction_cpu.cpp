@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/reduction/cpu/reduction_cpu.hpp"
 #include "cpu_numerics.hpp"
+#include "kernels/reduction/cpu/reduction_cpu.hpp"
 
 namespace tileops::test_cpu {
 namespace {

@@ -24,7 +24,8 @@ std::vector<std::int64_t> strides_of(const Shape& shape) {
 }
 
 // Softmax of x (row-major, `shape`) along axis `dim` (non-negative).
-std::vector<double> softmax_oracle(const std::vector<double>& x, const Shape& shape, std::size_t dim) {
+std::vector<double> softmax_oracle(const std::vector<double>& x, const Shape& shape,
+                                   std::size_t dim) {
   const std::vector<std::int64_t> st = strides_of(shape);
   std::vector<double> y(x.size());
   for (std::size_t e = 0; e < x.size(); ++e) {
@@ -34,7 +35,8 @@ std::vector<double> softmax_oracle(const std::vector<double>& x, const Shape& sh
     for (std::int64_t k = 0; k < shape[dim]; ++k) max = std::max(max, x[e + k * st[dim]]);
     double sum = 0.0;
     for (std::int64_t k = 0; k < shape[dim]; ++k) sum += std::exp(x[e + k * st[dim]] - max);
-    for (std::int64_t k = 0; k < shape[dim]; ++k) y[e + k * st[dim]] = std::exp(x[e + k * st[dim]] - max) / sum;
+    for (std::int64_t k = 0; k < shape[dim]; ++k)
+      y[e + k * st[dim]] = std::exp(x[e + k * st[dim]] - max) / sum;
   }
   return y;
 }
@@ -45,8 +47,8 @@ struct SumOracle {
   std::vector<double> atol;  // 1e-5 of sum |x|: float32 accumulation error scales with magnitudes
 };
 
-SumOracle sum_oracle(const std::vector<double>& x, const Shape& shape, const std::vector<bool>& reduced,
-                     bool keepdim) {
+SumOracle sum_oracle(const std::vector<double>& x, const Shape& shape,
+                     const std::vector<bool>& reduced, bool keepdim) {
   SumOracle o;
   Shape kept;  // the output shape with reduced axes as 1
   for (std::size_t a = 0; a < shape.size(); ++a) {
@@ -59,7 +61,8 @@ SumOracle sum_oracle(const std::vector<double>& x, const Shape& shape, const std
   std::vector<std::int64_t> index(shape.size(), 0);
   for (double v : x) {
     std::int64_t out = 0;
-    for (std::size_t a = 0; a < shape.size(); ++a) out += (reduced[a] ? 0 : index[a]) * kept_strides[a];
+    for (std::size_t a = 0; a < shape.size(); ++a)
+      out += (reduced[a] ? 0 : index[a]) * kept_strides[a];
     o.sum[out] += v;
     o.atol[out] += 1e-5 * std::abs(v);
     for (std::size_t a = shape.size(); a-- > 0;) {
@@ -83,8 +86,10 @@ TEST(SoftmaxOps, EveryDimAndDTypeMatchesOracle) {
       const Tensor y = op(x);
       ASSERT_EQ(y.shape(), shape);
       ASSERT_EQ(y.dtype(), dtype);
-      EXPECT_TRUE(all_close(read(y), softmax_oracle(read(x), shape, static_cast<std::size_t>(dim < 0 ? dim + 3 : dim)),
-                            tolerance_for(dtype)));
+      EXPECT_TRUE(all_close(
+          read(y),
+          softmax_oracle(read(x), shape, static_cast<std::size_t>(dim < 0 ? dim + 3 : dim)),
+          tolerance_for(dtype)));
       EXPECT_EQ(op.built_entries("softmax").size(), 1u);
     }
   }
@@ -99,14 +104,16 @@ TEST(SoftmaxOps, MakeOpGenericCallOutAndNonContiguous) {
     const std::optional<Tensor> inputs[] = {x};
     CallResult r = op->call(inputs, CallOptions{out});
     EXPECT_EQ(r.at(0)->storage(), out.storage());
-    EXPECT_TRUE(all_close(read(out), softmax_oracle(read(x), {4, 33, 6}, 1), tolerance_for(DType::kFloat32)));
+    EXPECT_TRUE(all_close(read(out), softmax_oracle(read(x), {4, 33, 6}, 1),
+                          tolerance_for(DType::kFloat32)));
   }
   // The default dim is -1.
   std::shared_ptr<Op> last = make_op("SoftmaxFwdOp");
   EXPECT_EQ(last->param("dim").as_int(), -1);
   const Tensor x = random_tensor({2, 129}, DType::kBFloat16, 12);
   const std::optional<Tensor> inputs[] = {x};
-  EXPECT_TRUE(all_close(read(*last->call(inputs)[0]), softmax_oracle(read(x), {2, 129}, 1), tolerance_for(DType::kBFloat16)));
+  EXPECT_TRUE(all_close(read(*last->call(inputs)[0]), softmax_oracle(read(x), {2, 129}, 1),
+                        tolerance_for(DType::kBFloat16)));
 }
 
 TEST(SoftmaxOps, EmptyRooflineMetaAndErrors) {
@@ -125,29 +132,51 @@ TEST(SoftmaxOps, EmptyRooflineMetaAndErrors) {
 
   // dim out of range for the input's rank (shape_rules: valid_axes).
   SoftmaxFwdOp far(3);
-  EXPECT_TRUE(throws_containing<CheckError>([&] { far(random_tensor({2, 3, 4}, DType::kFloat32, 22)); },
-                                            "SoftmaxFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([&] { SoftmaxFwdOp(-4)(random_tensor({2, 3, 4}, DType::kFloat32, 23)); },
-                                            "SoftmaxFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        far(random_tensor({2, 3, 4}, DType::kFloat32, 22));
+      },
+      "SoftmaxFwdOp: "));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [&] {
+        SoftmaxFwdOp(-4)(random_tensor({2, 3, 4}, DType::kFloat32, 23));
+      },
+      "SoftmaxFwdOp: "));
   const Tensor x4 = random_tensor({2, 3, 4, 5}, DType::kFloat32, 24);
-  EXPECT_TRUE(all_close(read(far(x4)), softmax_oracle(read(x4), {2, 3, 4, 5}, 3), tolerance_for(DType::kFloat32)));
+  EXPECT_TRUE(all_close(read(far(x4)), softmax_oracle(read(x4), {2, 3, 4, 5}, 3),
+                        tolerance_for(DType::kFloat32)));
 
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(Tensor::empty({6, 5}, DType::kInt32)); },
-                                      "SoftmaxFwdOp: x dtype is outside [float16, bfloat16, float32]; got int32"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, CallOptions{Tensor::empty({5, 6}, DType::kFloat16)}); },
-                                      "SoftmaxFwdOp: out does not have the shape of output: got [5, 6], expected [6, 5]"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, CallOptions{x}); }, "SoftmaxFwdOp: out shares storage with input x"));
-  EXPECT_TRUE(throws_with<CheckError>([] { make_op("SoftmaxFwdOp", ParamMap{{"axis", Value(0)}}); },
-                                      "SoftmaxFwdOp: unknown param 'axis'"));
-  EXPECT_TRUE(throws_containing<CheckError>([] { make_op("SoftmaxFwdOp", ParamMap{{"dim", Value(0.5)}}); },
-                                            "SoftmaxFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(Tensor::empty({6, 5}, DType::kInt32));
+      },
+      "SoftmaxFwdOp: x dtype is outside [float16, bfloat16, float32]; got int32"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(x, CallOptions{Tensor::empty({5, 6}, DType::kFloat16)});
+      },
+      "SoftmaxFwdOp: out does not have the shape of output: got [5, 6], expected [6, 5]"));
+  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, CallOptions{x}); },
+                                      "SoftmaxFwdOp: out shares storage with input x"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] {
+        make_op("SoftmaxFwdOp", ParamMap{{"axis", Value(0)}});
+      },
+      "SoftmaxFwdOp: unknown param 'axis'"));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [] {
+        make_op("SoftmaxFwdOp", ParamMap{{"dim", Value(0.5)}});
+      },
+      "SoftmaxFwdOp: "));
 
   CudaDescriptor cx = cuda_descriptor({6, 5}, DType::kFloat32);
   CudaDescriptor cout = cuda_descriptor({6, 5}, DType::kFloat32);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(cx.tensor, CallOptions{cout.tensor}); },
-                                                     "SoftmaxFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { op(cx.tensor, CallOptions{cout.tensor}); },
+      "SoftmaxFwdOp's in-tree kernels do not run on cuda:0"));
   EXPECT_TRUE(all_bytes_are(*cout.bytes, 0xAB));
-  EXPECT_TRUE(all_close(read(op(x)), softmax_oracle(read(x), {6, 5}, 0), tolerance_for(DType::kFloat16)));
+  EXPECT_TRUE(
+      all_close(read(op(x)), softmax_oracle(read(x), {6, 5}, 0), tolerance_for(DType::kFloat16)));
 }
 
 TEST(SoftmaxOps, ScalarInput) {
@@ -158,15 +187,19 @@ TEST(SoftmaxOps, ScalarInput) {
     EXPECT_EQ(y.shape(), Shape{});
     EXPECT_EQ(read(y), std::vector<double>{1.0});
   }
-  EXPECT_TRUE(throws_with<CheckError>([] { SoftmaxFwdOp(1)(random_tensor({}, DType::kFloat32, 32)); },
-                                      "SoftmaxFwdOp: shape_rules[0]: valid_axes(dim, len(S))"));
+  EXPECT_TRUE(
+      throws_with<CheckError>([] { SoftmaxFwdOp(1)(random_tensor({}, DType::kFloat32, 32)); },
+                              "SoftmaxFwdOp: shape_rules[0]: valid_axes(dim, len(S))"));
 }
 
 TEST(SoftmaxOps, StridedCudaInputFailsOnAvailabilityBeforeAnyCopy) {
   SoftmaxFwdOp op;
   CudaDescriptor cx = cuda_descriptor({6, 5}, DType::kFloat32);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(cx.tensor.as_strided({5, 6}, {1, 5}, 0)); },
-                                                     "SoftmaxFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] {
+        op(cx.tensor.as_strided({5, 6}, {1, 5}, 0));
+      },
+      "SoftmaxFwdOp's in-tree kernels do not run on cuda:0"));
 }
 
 // ---- SumFwdOp ----------------------------------------------------------------------------------
@@ -185,10 +218,10 @@ TEST(SumOps, DimsKeepdimAndDTypesMatchOracle) {
     std::optional<Shape> dim;
     std::vector<bool> reduced;
   };
-  const Case cases[] = {
-      {std::nullopt, {true, true, true}}, {Shape{}, {true, true, true}},     {Shape{-1}, {false, false, true}},
-      {Shape{0, 2}, {true, false, true}}, {Shape{1}, {false, true, false}}, {Shape{2, 0}, {true, false, true}},
-      {Shape{-3, -2}, {true, true, false}}};
+  const Case cases[] = {{std::nullopt, {true, true, true}},  {Shape{}, {true, true, true}},
+                        {Shape{-1}, {false, false, true}},   {Shape{0, 2}, {true, false, true}},
+                        {Shape{1}, {false, true, false}},    {Shape{2, 0}, {true, false, true}},
+                        {Shape{-3, -2}, {true, true, false}}};
   std::uint32_t seed = 100;
   for (DType dtype : kFloatDTypes) {
     for (const Case& c : cases) {
@@ -256,7 +289,8 @@ TEST(SumOps, RooflineMetaAndErrors) {
   const Tensor x = random_tensor({4, 6, 3}, DType::kFloat32, 121);
   op(x);
   EXPECT_EQ(op.eval_roofline().flops, 72);
-  EXPECT_EQ(op.eval_roofline().bytes, nbytes({4, 6, 3}, DType::kFloat32) + nbytes({4, 3}, DType::kFloat32));
+  EXPECT_EQ(op.eval_roofline().bytes,
+            nbytes({4, 6, 3}, DType::kFloat32) + nbytes({4, 3}, DType::kFloat32));
   const Tensor m = op(Tensor::meta({4, 6, 3}, DType::kFloat16));
   EXPECT_TRUE(m.is_meta());
   EXPECT_EQ(m.shape(), (Shape{4, 3}));
@@ -265,18 +299,34 @@ TEST(SumOps, RooflineMetaAndErrors) {
   EXPECT_TRUE(throws_containing<CheckError>([&] { SumFwdOp(Shape{1, 1})(x); }, "SumFwdOp: "));
   EXPECT_TRUE(throws_containing<CheckError>([&] { SumFwdOp(Shape{-1, 2})(x); }, "SumFwdOp: "));
   EXPECT_TRUE(throws_containing<CheckError>([&] { SumFwdOp(Shape{3})(x); }, "SumFwdOp: "));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(Tensor::empty({4, 6, 3}, DType::kInt32)); },
-                                      "SumFwdOp: x dtype is outside [float16, bfloat16, float32]; got int32"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, CallOptions{Tensor::empty({4, 6}, DType::kFloat32)}); },
-                                      "SumFwdOp: out does not have the shape of output: got [4, 6], expected [4, 3]"));
-  EXPECT_TRUE(throws_with<CheckError>([&] { op(x, CallOptions{Tensor::empty({4, 3}, DType::kBFloat16)}); },
-                                      "SumFwdOp: out dtype is not the dtype of output: got bfloat16, expected float32"));
-  EXPECT_TRUE(throws_containing<CheckError>([] { make_op("SumFwdOp", ParamMap{{"keepdim", Value(1)}}); }, "SumFwdOp: "));
-  EXPECT_TRUE(throws_with<CheckError>([] { make_op("SumFwdOp", ParamMap{{"dims", Value(Shape{0})}}); },
-                                      "SumFwdOp: unknown param 'dims'"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(Tensor::empty({4, 6, 3}, DType::kInt32));
+      },
+      "SumFwdOp: x dtype is outside [float16, bfloat16, float32]; got int32"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(x, CallOptions{Tensor::empty({4, 6}, DType::kFloat32)});
+      },
+      "SumFwdOp: out does not have the shape of output: got [4, 6], expected [4, 3]"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] {
+        op(x, CallOptions{Tensor::empty({4, 3}, DType::kBFloat16)});
+      },
+      "SumFwdOp: out dtype is not the dtype of output: got bfloat16, expected float32"));
+  EXPECT_TRUE(throws_containing<CheckError>(
+      [] {
+        make_op("SumFwdOp", ParamMap{{"keepdim", Value(1)}});
+      },
+      "SumFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] {
+        make_op("SumFwdOp", ParamMap{{"dims", Value(Shape{0})}});
+      },
+      "SumFwdOp: unknown param 'dims'"));
   CudaDescriptor cx = cuda_descriptor({4, 6, 3}, DType::kFloat32);
-  EXPECT_TRUE(throws_containing<OpNotAvailableError>([&] { op(cx.tensor); },
-                                                     "SumFwdOp's in-tree kernels do not run on cuda:0"));
+  EXPECT_TRUE(throws_containing<OpNotAvailableError>(
+      [&] { op(cx.tensor); }, "SumFwdOp's in-tree kernels do not run on cuda:0"));
   check_sum(op, x, {false, true, false}, false);
 }
 

@@ -19,7 +19,8 @@ Result run_cli(const std::string& args) {
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buffer{};
-  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) r.out.append(buffer.data(), n);
+  for (std::size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+    r.out.append(buffer.data(), n);
   const int raw = pclose(pipe);
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return r;
@@ -42,13 +43,16 @@ TEST(Cli, ListShowsEveryOpWithDevices) {
 }
 
 TEST(Cli, DescribeShowsSignatureBranchesAndImplementations) {
-  Result r = run_cli("describe RMSNormFwdOp --semantics \"" TILEOPS_SOURCE_DIR "/docs/manifest.md\"");
+  Result r =
+      run_cli("describe RMSNormFwdOp --semantics \"" TILEOPS_SOURCE_DIR "/docs/manifest.md\"");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_TRUE(has_line_starting(r.out, "# RMSNormFwdOp")) << r.out;
-  EXPECT_TRUE(has_line_starting(r.out, "| `normalized_shape` | `list[int]` | required | no |")) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "| `normalized_shape` | `list[int]` | required | no |"))
+      << r.out;
   EXPECT_NE(r.out.find("`tileops::norm_rms_norm_fwd_out`"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| `rms_norm_rowwise_cpu` |"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("rsqrt(mean(x^2) + eps)"), std::string::npos) << r.out;  // the semantics line
+  EXPECT_NE(r.out.find("rsqrt(mean(x^2) + eps)"), std::string::npos)
+      << r.out;  // the semantics line
   EXPECT_NE(r.out.find("| bfloat16 | 2^-7 |"), std::string::npos) << r.out;
 }
 
@@ -80,20 +84,26 @@ TEST(Cli, BenchJsonIsAnArrayOfRows) {
   for (std::size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
-    if (c == '"') in_string = true;
-    else if (c == '{' || c == '[') depth += (c == '{' && depth == 1) ? (++objects, 1) : 1;
-    else if (c == '}' || c == ']') --depth;
+    if (c == '"')
+      in_string = true;
+    else if (c == '{' || c == '[')
+      depth += (c == '{' && depth == 1) ? (++objects, 1) : 1;
+    else if (c == '}' || c == ']')
+      --depth;
     ASSERT_GE(depth, 0);
   }
   EXPECT_EQ(depth, 0);
   EXPECT_FALSE(in_string);
   EXPECT_GE(objects, 8);  // RMSNormFwdOp has 8 workload rows, some with several dtype cases
-  for (const char* key : {"\"op\": \"RMSNormFwdOp\"", "\"case\":", "\"status\": \"ok\"", "\"time_s\":",
-                          "\"gb_per_s\":", "\"tflop_per_s\":", "\"fraction_of_ceiling\":"})
+  for (const char* key :
+       {"\"op\": \"RMSNormFwdOp\"", "\"case\":", "\"status\": \"ok\"",
+        "\"time_s\":", "\"gb_per_s\":", "\"tflop_per_s\":", "\"fraction_of_ceiling\":"})
     EXPECT_NE(s.find(key), std::string::npos) << key;
 }
 

@@ -1,4 +1,5 @@
-// Where a tensor lives: the CPU, a CUDA device, or nowhere (meta tensors carry shape and dtype only).
+// Where a tensor lives: the CPU, a CUDA device, or nowhere (meta tensors carry shape and dtype
+// only).
 #pragma once
 
 #include <compare>

@@ -28,7 +28,10 @@ class Storage {
  public:
   Storage(void* data, std::size_t nbytes, Device device, std::shared_ptr<void> owner,
           bool read_only = false) noexcept
-      : data_(data), nbytes_(nbytes), device_(device), owner_(std::move(owner)),
+      : data_(data),
+        nbytes_(nbytes),
+        device_(device),
+        owner_(std::move(owner)),
         read_only_(read_only) {}
 
   void* data() const noexcept { return data_; }

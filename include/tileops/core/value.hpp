@@ -1,5 +1,6 @@
 // Value: what a manifest param holds, and what a manifest expression evaluates to.
-// ParamMap: the ordered name -> Value map an op is constructed with, the single source of its params.
+// ParamMap: the ordered name -> Value map an op is constructed with, the single source of its
+// params.
 #pragma once
 
 #include <cstdint>

@@ -21,26 +21,31 @@ namespace tileops::expr {
 // Syntax
 
 enum class AstOp : std::uint8_t {
-  kIntLit,      // int_value
-  kFloatLit,    // float_value
-  kStrLit,      // text
-  kBoolLit,     // bool_value
+  kIntLit,    // int_value
+  kFloatLit,  // float_value
+  kStrLit,    // text
+  kBoolLit,   // bool_value
   kNoneLit,
-  kName,        // text
-  kTuple,       // args (also a parenthesised tuple literal)
-  kNeg,         // args[0]
-  kPos,         // args[0]
-  kNot,         // args[0]
-  kAdd, kSub, kMul, kFloorDiv, kMod,  // args[0], args[1]
-  kAnd, kOr,                          // args[0], args[1] (short-circuit)
-  kCompare,     // args[0] cmp[0] args[1] cmp[1] args[2] ... (chained)
-  kIfElse,      // args = {then, cond, else} in source order: `then if cond else else`
-  kSubscript,   // args[0][args[1]]
-  kSlice,       // args[0][args[1]:args[2]] (absent bounds are kNoneLit)
-  kAttr,        // args[0].text  (only `.value`)
-  kCall,        // text(args...)  — a primitive; keyword arguments in kwargs
-  kGenerator,   // (args[0] for text in args[1]) — only as the single argument of a reduction
-  kStar,        // *args[0] — only as a shape axis, handled by the shape parser
+  kName,   // text
+  kTuple,  // args (also a parenthesised tuple literal)
+  kNeg,    // args[0]
+  kPos,    // args[0]
+  kNot,    // args[0]
+  kAdd,
+  kSub,
+  kMul,
+  kFloorDiv,
+  kMod,  // args[0], args[1]
+  kAnd,
+  kOr,         // args[0], args[1] (short-circuit)
+  kCompare,    // args[0] cmp[0] args[1] cmp[1] args[2] ... (chained)
+  kIfElse,     // args = {then, cond, else} in source order: `then if cond else else`
+  kSubscript,  // args[0][args[1]]
+  kSlice,      // args[0][args[1]:args[2]] (absent bounds are kNoneLit)
+  kAttr,       // args[0].text  (only `.value`)
+  kCall,       // text(args...)  — a primitive; keyword arguments in kwargs
+  kGenerator,  // (args[0] for text in args[1]) — only as the single argument of a reduction
+  kStar,       // *args[0] — only as a shape axis, handled by the shape parser
 };
 
 enum class CmpOp : std::uint8_t { kEq, kNe, kLt, kLe, kGt, kGe, kIn, kNotIn };
@@ -85,17 +90,17 @@ std::string unparse(const Ast& ast);
 // Kinds
 
 enum class Kind : std::uint8_t {
-  kInt,       // an integer (axis lengths, Dim indices and int params included)
+  kInt,  // an integer (axis lengths, Dim indices and int params included)
   kBool,
   kFloat,
   kStr,
   kDType,
   kNone,
-  kIntSeq,    // Shape indices, list[int] params, shape-valued primitives
+  kIntSeq,  // Shape indices, list[int] params, shape-valued primitives
   kFloatSeq,
-  kTuple,     // heterogeneous tuple literal
-  kTensor,    // a tensor name: readable only through present() and bytes()
-  kAny,       // no static kind (only for values the language never computes with)
+  kTuple,   // heterogeneous tuple literal
+  kTensor,  // a tensor name: readable only through present() and bytes()
+  kAny,     // no static kind (only for values the language never computes with)
 };
 
 struct Type {

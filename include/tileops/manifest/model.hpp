@@ -14,7 +14,8 @@
 
 namespace tileops::manifest {
 
-// Where a declaration came from, for diagnostics: "norm.yaml: RMSNormFwdOp: signature.inputs.x.shape".
+// Where a declaration came from, for diagnostics: "norm.yaml: RMSNormFwdOp:
+// signature.inputs.x.shape".
 struct Origin {
   std::string file;
   std::string entry;
@@ -87,7 +88,7 @@ struct ParamDecl {
   ParamType type;
   std::optional<Value> default_value;  // absent: required
   bool kw_only = false;
-  std::optional<TensorDecl> tensor;    // a construction-time tensor
+  std::optional<TensorDecl> tensor;  // a construction-time tensor
   Origin origin;
 };
 
@@ -98,9 +99,9 @@ struct LetDecl {
 
 struct WorkloadRow {
   std::string label;
-  ParamMap params;                               // construction params given by the row
+  ParamMap params;                                     // construction params given by the row
   std::vector<std::pair<std::string, Value>> indices;  // Dim/Shape/Seq indices given by the row
-  std::vector<std::string> some;                 // optional inputs passed
+  std::vector<std::string> some;                       // optional inputs passed
   std::vector<std::vector<std::pair<std::string, DType>>> dtype_cases;
   Origin origin;
 };

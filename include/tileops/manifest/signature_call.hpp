@@ -36,7 +36,8 @@ struct Traffic {
 };
 
 // The completed sub-op calls of a composite call, filed by stage in completion order.
-using StageCalls = std::vector<std::pair<std::string, std::vector<std::shared_ptr<const SignatureCall>>>>;
+using StageCalls =
+    std::vector<std::pair<std::string, std::vector<std::shared_ptr<const SignatureCall>>>>;
 
 class SignatureCall {
  public:
@@ -64,7 +65,9 @@ class SignatureCall {
   bool has_out() const noexcept { return has_out_; }
   // Names of the inputs this call writes.
   std::vector<std::string> written() const;
-  bool writes_input(std::size_t input_index) const noexcept { return (written_mask_ >> input_index) & 1u; }
+  bool writes_input(std::size_t input_index) const noexcept {
+    return (written_mask_ >> input_index) & 1u;
+  }
   // The discriminant point: bit i set when optional input i is present, top bit for out.
   std::uint32_t branch_key() const noexcept { return presence_; }
 

@@ -30,8 +30,8 @@ struct Specialization;
 // The state construction leaves behind: the checked params and solved construction indices, the
 // construction-time tensors, and the plan's specialisation for this construction point.
 struct ConstructionState {
-  std::uint64_t id = 0;                           // process-unique, never reused (Note [Record reuse])
-  std::vector<Value> frame;                       // one Value per plan slot
+  std::uint64_t id = 0;      // process-unique, never reused (Note [Record reuse])
+  std::vector<Value> frame;  // one Value per plan slot
   std::vector<std::optional<Tensor>> ctor_tensors;  // per construction-time tensor param
   std::shared_ptr<const detail::Specialization> point;
 };
@@ -77,8 +77,8 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   // check() into `call`, reusing its storage: a record last filled from the same construction
   // has only the call's slots refilled (Note [Record reuse] in signature_call.hpp). `call` must
   // not be published while it is refilled; after a throw it holds no valid record.
-  void check_into(SignatureCall& call, const ConstructionState& state, std::span<const std::optional<Tensor>> inputs,
-                  const Tensor* out = nullptr) const;
+  void check_into(SignatureCall& call, const ConstructionState& state,
+                  std::span<const std::optional<Tensor>> inputs, const Tensor* out = nullptr) const;
   // An empty record for check_into.
   static std::unique_ptr<SignatureCall> new_record();
 

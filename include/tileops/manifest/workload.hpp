@@ -14,7 +14,8 @@
 namespace tileops::manifest {
 
 struct WorkloadCase {
-  std::string id;  // label, then each dtype case value in forall order, then dtype params, joined by '-'
+  std::string
+      id;  // label, then each dtype case value in forall order, then dtype params, joined by '-'
   ParamMap params;
   std::vector<std::optional<TensorSpec>> inputs;  // signature order; nullopt for an omitted input
 };

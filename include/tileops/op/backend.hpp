@@ -41,8 +41,8 @@ struct TargetKernel {
 
 // A target's builder for one op: TensorSpecs in signature order (nullopt for an omitted optional
 // input) and the instance's params by manifest name.
-using KernelBuilder =
-    std::function<TargetKernel(std::span<const std::optional<TensorSpec>> inputs, const ParamMap& params)>;
+using KernelBuilder = std::function<TargetKernel(std::span<const std::optional<TensorSpec>> inputs,
+                                                 const ParamMap& params)>;
 
 // A detector claims the devices its target serves; it must be cheap and must not throw.
 using Detector = std::function<bool(const Device&)>;
@@ -77,7 +77,8 @@ class BackendRegistrar {
  public:
   virtual ~BackendRegistrar() = default;
   virtual void detector(const std::string& target, Detector detect) = 0;
-  virtual void kernel_builder(const std::string& op, const std::string& target, KernelBuilder build) = 0;
+  virtual void kernel_builder(const std::string& op, const std::string& target,
+                              KernelBuilder build) = 0;
   virtual void kernel_type(const std::string& op, KernelType type) = 0;
 };
 

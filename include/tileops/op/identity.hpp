@@ -20,7 +20,8 @@ concept HasHashMember = requires(const T& a) {
 template <class T>
 concept Hashable = requires(const T& a, const T& b) {
   { a == b } -> std::convertible_to<bool>;
-} && (HasHashMember<T> || requires(const T& a) {
+}
+&&(HasHashMember<T> || requires(const T& a) {
   { std::hash<T>{}(a) } -> std::convertible_to<std::size_t>;
 });
 
@@ -28,8 +29,8 @@ class Identity {
  public:
   Identity() = default;
   template <class T>
-    requires(!std::same_as<std::decay_t<T>, Identity>) && Hashable<T>
-  explicit Identity(T value) : holder_(std::make_shared<Holder<T>>(std::move(value))) {}
+  requires(!std::same_as<std::decay_t<T>, Identity>) && Hashable<T> explicit Identity(T value)
+      : holder_(std::make_shared<Holder<T>>(std::move(value))) {}
 
   std::size_t hash() const noexcept { return holder_ ? holder_->hash() : 0; }
   friend bool operator==(const Identity& a, const Identity& b) noexcept {
@@ -48,8 +49,10 @@ class Identity {
   struct Holder final : Base {
     explicit Holder(T v) : value(std::move(v)) {}
     std::size_t hash() const noexcept override {
-      if constexpr (HasHashMember<T>) return value.hash();
-      else return std::hash<T>{}(value);
+      if constexpr (HasHashMember<T>)
+        return value.hash();
+      else
+        return std::hash<T>{}(value);
     }
     std::type_index type() const noexcept override { return typeid(T); }
     bool equals(const Base& other) const noexcept override {

@@ -26,7 +26,7 @@ namespace tileops {
 // What selection and building may read about a device; derived from the call's device on a
 // cache miss, never part of a call spec's equality.
 struct DeviceFacts {
-  int arch = -1;                 // SM version (90 for sm_90); -1 off CUDA
+  int arch = -1;  // SM version (90 for sm_90); -1 off CUDA
   int sm_count = 0;
   std::int64_t smem_budget = 0;  // opt-in shared memory per block, bytes
   friend bool operator==(const DeviceFacts&, const DeviceFacts&) = default;
@@ -45,11 +45,11 @@ struct CallSpecBase {
 // a field-wise hash() and a str() for messages.
 template <class C>
 concept CallSpec = std::derived_from<C, CallSpecBase> && std::copy_constructible<C> &&
-                   requires(const C& a, const C& b) {
-                     { a == b } -> std::convertible_to<bool>;
-                     { a.hash() } -> std::convertible_to<std::size_t>;
-                     { a.str() } -> std::convertible_to<std::string>;
-                   };
+    requires(const C& a, const C& b) {
+  { a == b } -> std::convertible_to<bool>;
+  { a.hash() } -> std::convertible_to<std::size_t>;
+  { a.str() } -> std::convertible_to<std::string>;
+};
 
 // Base of every kernel interface.
 class KernelInterface {
@@ -99,17 +99,17 @@ EntryRecipe<typename Impl::Interface> entry_per_call(const Call& call) {
 }
 
 template <class Impl>
-concept KernelImplementation =
-    std::derived_from<Impl, Kernel> && std::derived_from<typename Impl::Interface, KernelInterface> &&
+concept KernelImplementation = std::derived_from<Impl, Kernel> &&
+    std::derived_from<typename Impl::Interface, KernelInterface> &&
     std::derived_from<Impl, typename Impl::Interface> && CallSpec<typename Impl::Interface::Call> &&
     requires(const typename Impl::Interface::Call& call) {
-      { Impl::devices() } -> std::convertible_to<std::vector<DeviceType>>;
-      { Impl::supported_archs() } -> std::convertible_to<std::optional<std::vector<int>>>;
-      { Impl::general } -> std::convertible_to<bool>;
-      { Impl::preferred_over() } -> std::convertible_to<std::vector<std::string>>;
-      { Impl::refusal(call) } -> std::convertible_to<std::optional<std::string>>;
-      { Impl::entry_for(call) } -> std::same_as<EntryRecipe<typename Impl::Interface>>;
-    };
+  { Impl::devices() } -> std::convertible_to<std::vector<DeviceType>>;
+  { Impl::supported_archs() } -> std::convertible_to<std::optional<std::vector<int>>>;
+  { Impl::general } -> std::convertible_to<bool>;
+  { Impl::preferred_over() } -> std::convertible_to<std::vector<std::string>>;
+  { Impl::refusal(call) } -> std::convertible_to<std::optional<std::string>>;
+  { Impl::entry_for(call) } -> std::same_as<EntryRecipe<typename Impl::Interface>>;
+};
 
 // The implementation table's row for one key: the declarations of one implementation class,
 // type-erased over its call spec (a `const void*` that points to the interface's Call).
@@ -142,9 +142,9 @@ struct KernelType {
     t.refusal = [](const void* c) { return Impl::refusal(*static_cast<const Call*>(c)); };
     t.entry_for = [](const void* c) -> EntryRecipe<KernelInterface> {
       EntryRecipe<I> r = Impl::entry_for(*static_cast<const Call*>(c));
-      return {std::move(r.identity), [build = std::move(r.build)]() -> std::shared_ptr<KernelInterface> {
-                return build();
-              }};
+      return {
+          std::move(r.identity),
+          [build = std::move(r.build)]() -> std::shared_ptr<KernelInterface> { return build(); }};
     };
     return t;
   }
@@ -152,6 +152,7 @@ struct KernelType {
 
 // Availability of a kernel type on a device (reference §3.1 `unavailable`): the device type, then
 // the architecture. nullopt when available.
-std::optional<std::string> unavailable(const KernelType& type, DeviceType device, const DeviceFacts& facts);
+std::optional<std::string> unavailable(const KernelType& type, DeviceType device,
+                                       const DeviceFacts& facts);
 
 }  // namespace tileops

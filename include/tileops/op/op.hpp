@@ -98,7 +98,8 @@ class Op {
   // The roofline of last_call().
   manifest::RooflineResult eval_roofline() const;
   // The effect branch a call with these inputs present (and out passed or not) takes.
-  manifest::EffectBranch effect_branch(std::span<const std::optional<Tensor>> inputs, bool has_out) const;
+  manifest::EffectBranch effect_branch(std::span<const std::optional<Tensor>> inputs,
+                                       bool has_out) const;
 
   // Held sub-ops in stage order, then insertion order within a stage.
   std::vector<std::shared_ptr<Op>> held_delegates() const;
@@ -131,7 +132,8 @@ class Op {
   }
   // Every key's verdict on `call`: "" when it serves, else its reason (tileops explain).
   template <class Call>
-  std::vector<std::pair<std::string, std::string>> verdicts(std::string_view interface, const Call& call) const {
+  std::vector<std::pair<std::string, std::string>> verdicts(std::string_view interface,
+                                                            const Call& call) const {
     return key_verdicts(interface_taking(interface, typeid(Call)), &call);
   }
 
@@ -152,7 +154,8 @@ class Op {
   template <class T>
   T& delegate_for(std::string_view stage, Identity identity, std::shared_ptr<T> given = nullptr,
                   const ParamMap& params = {}) {
-    return static_cast<T&>(hold_delegate(stage, std::move(identity), std::move(given), params, typeid(T)));
+    return static_cast<T&>(
+        hold_delegate(stage, std::move(identity), std::move(given), params, typeid(T)));
   }
 
   // Allocates output `i` of the call on the call device (contiguous, from the device allocator).
@@ -166,10 +169,11 @@ class Op {
   // interface_index, after checking that `call` is the type of the interface's call spec.
   int interface_taking(std::string_view interface, std::type_index call) const;
   std::string select_key(int interface, const void* call, std::vector<std::string>* log) const;
-  std::vector<std::pair<std::string, std::string>> key_verdicts(int interface, const void* call) const;
+  std::vector<std::pair<std::string, std::string>> key_verdicts(int interface,
+                                                                const void* call) const;
   [[noreturn]] void refuse_stated_facts(std::type_index interface) const;
-  Op& hold_delegate(std::string_view stage, Identity identity, std::shared_ptr<Op> given, const ParamMap& params,
-                    std::type_index type);
+  Op& hold_delegate(std::string_view stage, Identity identity, std::shared_ptr<Op> given,
+                    const ParamMap& params, std::type_index type);
 
   CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
   // Step 4 on the current binding, which it stores in `binding` (the call then runs on that one,
@@ -183,7 +187,8 @@ class Op {
   std::vector<std::optional<Tensor>> place_ctor_tensors(const manifest::SignatureCall& call);
   // Files the calls sub-ops completed inside this call under their stages (Table 3, step 7).
   manifest::StageCalls file_by_stage(
-      const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>& sub_calls) const;
+      const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>&
+          sub_calls) const;
   // Sends a target's kernel its tuning request, once; warns once per op when it cannot tune.
   void tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Binding& binding);
   std::shared_ptr<detail::Binding> binding() const;
@@ -207,7 +212,8 @@ class Op {
   mutable std::mutex running_mutex_;
   // Per construction-time tensor, its last conversion for a call (the write-back).
   std::vector<std::optional<Tensor>> placed_ctor_tensors_;
-  std::vector<std::pair<std::string, std::vector<std::pair<Identity, std::shared_ptr<Op>>>>> delegates_;
+  std::vector<std::pair<std::string, std::vector<std::pair<Identity, std::shared_ptr<Op>>>>>
+      delegates_;
   std::unordered_map<const Op*, std::string> delegate_stages_;
   std::shared_ptr<const manifest::SignatureCall> last_call_;
   // Records nobody holds any more, refilled by later calls (Note [Record reuse]).

@@ -32,8 +32,12 @@ struct CallSpecOps {
   static const CallSpecOps& of() {
     static const CallSpecOps ops{
         [](const void* c) { return static_cast<const C*>(c)->hash(); },
-        [](const void* a, const void* b) { return *static_cast<const C*>(a) == *static_cast<const C*>(b); },
-        [](const void* c) -> std::shared_ptr<const void> { return std::make_shared<const C>(*static_cast<const C*>(c)); },
+        [](const void* a, const void* b) {
+          return *static_cast<const C*>(a) == *static_cast<const C*>(b);
+        },
+        [](const void* c) -> std::shared_ptr<const void> {
+          return std::make_shared<const C>(*static_cast<const C*>(c));
+        },
         [](const void* c) { return static_cast<const C*>(c)->str(); },
         [](const void* c) -> const CallSpecBase& { return *static_cast<const C*>(c); }};
     return ops;
@@ -62,7 +66,8 @@ class OpClass {
   template <class I>
   OpClass& interface(std::string name) {
     static_assert(std::derived_from<I, KernelInterface>);
-    interfaces_.push_back({std::move(name), typeid(I), typeid(typename I::Call), &CallSpecOps::of<typename I::Call>()});
+    interfaces_.push_back({std::move(name), typeid(I), typeid(typename I::Call),
+                           &CallSpecOps::of<typename I::Call>()});
     return *this;
   }
   template <KernelImplementation Impl>
@@ -77,10 +82,11 @@ class OpClass {
   // A stage holding `Sub` ops; Sub has `Sub(ParamMap, std::optional<Target>)` and op_class().
   template <class Sub>
   OpClass& stage(std::string name) {
-    stages_.push_back({std::move(name), Sub::op_class().name(), typeid(Sub),
-                       [](const ParamMap& p, const std::optional<Target>& t) -> std::shared_ptr<Op> {
-                         return std::make_shared<Sub>(p, t);
-                       }});
+    stages_.push_back(
+        {std::move(name), Sub::op_class().name(), typeid(Sub),
+         [](const ParamMap& p, const std::optional<Target>& t) -> std::shared_ptr<Op> {
+           return std::make_shared<Sub>(p, t);
+         }});
     return *this;
   }
   // Constructor arguments beyond the manifest params and the target (the validator's allowlist).

@@ -26,9 +26,10 @@ void register_op_class(const OpClass& cls, OpFactory make);
 
 template <class T>
 void register_op_class() {
-  register_op_class(T::op_class(), [](const ParamMap& p, const std::optional<Target>& t) -> std::shared_ptr<Op> {
-    return std::make_shared<T>(p, t);
-  });
+  register_op_class(T::op_class(),
+                    [](const ParamMap& p, const std::optional<Target>& t) -> std::shared_ptr<Op> {
+                      return std::make_shared<T>(p, t);
+                    });
 }
 
 // Registers the library's own op families (idempotent, thread-safe).

@@ -12,8 +12,8 @@ namespace tileops {
 class AlibiFwdOp final : public Op {
  public:
   static const OpClass& op_class();
-  AlibiFwdOp(std::int64_t num_heads, std::int64_t seq_len, std::string device, DType out_dtype = DType::kFloat32,
-             std::optional<Target> target = std::nullopt);
+  AlibiFwdOp(std::int64_t num_heads, std::int64_t seq_len, std::string device,
+             DType out_dtype = DType::kFloat32, std::optional<Target> target = std::nullopt);
   AlibiFwdOp(const ParamMap& params, std::optional<Target> target);
 
   Tensor operator()(const CallOptions& options = {});

@@ -12,7 +12,8 @@ namespace tileops {
 class AddFwdOp final : public Op {
  public:
   static const OpClass& op_class();
-  explicit AddFwdOp(Value alpha = Value(std::int64_t{1}), std::optional<Target> target = std::nullopt);
+  explicit AddFwdOp(Value alpha = Value(std::int64_t{1}),
+                    std::optional<Target> target = std::nullopt);
   AddFwdOp(const ParamMap& params, std::optional<Target> target);
 
   Tensor operator()(const Tensor& a, const Tensor& b, const CallOptions& options = {});

@@ -15,7 +15,8 @@ class RMSNormFwdOp final : public Op {
                         std::optional<Target> target = std::nullopt);
   RMSNormFwdOp(const ParamMap& params, std::optional<Target> target);
 
-  Tensor operator()(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt, const CallOptions& options = {});
+  Tensor operator()(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt,
+                    const CallOptions& options = {});
 
  protected:
   CallResult forward(const CallArgs& args) override;
@@ -30,11 +31,13 @@ class RMSNormFwdOp final : public Op {
 class LayerNormFwdOp final : public Op {
  public:
   static const OpClass& op_class();
-  explicit LayerNormFwdOp(Shape normalized_shape, double eps = 1e-5, std::optional<Target> target = std::nullopt);
+  explicit LayerNormFwdOp(Shape normalized_shape, double eps = 1e-5,
+                          std::optional<Target> target = std::nullopt);
   LayerNormFwdOp(const ParamMap& params, std::optional<Target> target);
 
   Tensor operator()(const Tensor& x, const std::optional<Tensor>& weight = std::nullopt,
-                    const std::optional<Tensor>& bias = std::nullopt, const CallOptions& options = {});
+                    const std::optional<Tensor>& bias = std::nullopt,
+                    const CallOptions& options = {});
 
  protected:
   CallResult forward(const CallArgs& args) override;
@@ -48,10 +51,12 @@ class LayerNormFwdOp final : public Op {
 class FusedAddRMSNormFwdOp final : public Op {
  public:
   static const OpClass& op_class();
-  explicit FusedAddRMSNormFwdOp(std::optional<double> eps = std::nullopt, std::optional<Target> target = std::nullopt);
+  explicit FusedAddRMSNormFwdOp(std::optional<double> eps = std::nullopt,
+                                std::optional<Target> target = std::nullopt);
   FusedAddRMSNormFwdOp(const ParamMap& params, std::optional<Target> target);
 
-  Tensor operator()(const Tensor& x, const Tensor& residual, const Tensor& weight, const CallOptions& options = {});
+  Tensor operator()(const Tensor& x, const Tensor& residual, const Tensor& weight,
+                    const CallOptions& options = {});
 
  protected:
   CallResult forward(const CallArgs& args) override;
@@ -79,7 +84,8 @@ class ResidualRMSNormFwdOp final : public Op {
     Tensor hidden;
     Tensor output;
   };
-  Result operator()(const Tensor& x, const Tensor& residual, const std::optional<Tensor>& weight = std::nullopt,
+  Result operator()(const Tensor& x, const Tensor& residual,
+                    const std::optional<Tensor>& weight = std::nullopt,
                     const CallOptions& options = {});
 
  protected:

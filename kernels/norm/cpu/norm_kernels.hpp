@@ -26,7 +26,9 @@ class RMSNormBlockedKernel final : public CpuKernel<RMSNormBlockedKernel, RMSNor
   using CpuKernel::CpuKernel;
   static constexpr std::int64_t kMinRow = 1024;
   static std::optional<std::string> refusal(const NormCall& call) {
-    if (call.n < kMinRow) return fmt::format("rows of {} elements are shorter than the {} it is built for", call.n, kMinRow);
+    if (call.n < kMinRow)
+      return fmt::format("rows of {} elements are shorter than the {} it is built for", call.n,
+                         kMinRow);
     return std::nullopt;
   }
   void forward(const Tensor& x, const Tensor* weight, Tensor& out) override {
@@ -43,7 +45,8 @@ class LayerNormCpuKernel final : public CpuKernel<LayerNormCpuKernel, LayerNormF
   }
 };
 
-class FusedAddRMSNormCpuKernel final : public CpuKernel<FusedAddRMSNormCpuKernel, FusedAddRMSNormFwdInterface> {
+class FusedAddRMSNormCpuKernel final
+    : public CpuKernel<FusedAddRMSNormCpuKernel, FusedAddRMSNormFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;

@@ -8,12 +8,25 @@
 namespace tileops::expr {
 
 namespace {
-constexpr std::array<std::string_view, 19> kPrimitives = {
-    "present",        "len",         "prod",           "sum",
-    "max",            "min",         "all",            "any",
-    "ceil_div",       "broadcast",   "reduced",        "valid_axes",
-    "unique_axes",    "normalize_axis", "promote_int_to_float", "coalesce_dtype",
-    "category",       "representable", "bytes"};
+constexpr std::array<std::string_view, 19> kPrimitives = {"present",
+                                                          "len",
+                                                          "prod",
+                                                          "sum",
+                                                          "max",
+                                                          "min",
+                                                          "all",
+                                                          "any",
+                                                          "ceil_div",
+                                                          "broadcast",
+                                                          "reduced",
+                                                          "valid_axes",
+                                                          "unique_axes",
+                                                          "normalize_axis",
+                                                          "promote_int_to_float",
+                                                          "coalesce_dtype",
+                                                          "category",
+                                                          "representable",
+                                                          "bytes"};
 }  // namespace
 
 std::span<const std::string_view> primitive_names() noexcept { return kPrimitives; }
@@ -33,8 +46,8 @@ Type type_of(const Node& n) { return {n.kind, n.optional}; }
 
 void arity(const Ast& a, std::size_t n) {
   if (a.args.size() != n)
-    Compiler::fail(a, a.text + "() takes " + plural(n, "argument") + ", got " +
-                          std::to_string(a.args.size()));
+    Compiler::fail(
+        a, a.text + "() takes " + plural(n, "argument") + ", got " + std::to_string(a.args.size()));
 }
 
 [[noreturn]] void bad_arg(const Ast& call, std::size_t position, std::string_view expected,
@@ -82,8 +95,7 @@ NodePtr Compiler::call(const Ast& a) {
     for (const auto& [key, unused] : a.kwargs)
       if (key != "default")
         fail(a, f + "() takes only the keyword argument 'default', got '" + key + "'");
-    if (a.args.empty())
-      fail(a, f + "() takes a sequence or at least 2 numbers, got 0 arguments");
+    if (a.args.empty()) fail(a, f + "() takes a sequence or at least 2 numbers, got 0 arguments");
     if (a.args.size() == 1) {
       NodePtr s = sequence_or_generator(a, *a.args[0], false);
       Kind kind = item_kind(*s);
@@ -174,8 +186,7 @@ NodePtr Compiler::call(const Ast& a) {
     arity(a, 2);
     NodePtr n = make(NodeOp::kCoalesceDType, Kind::kDType, a);
     NodePtr v = any(*a.args[0]);
-    if (v->kind != Kind::kDType && v->kind != Kind::kNone)
-      bad_arg(a, 0, "DType | None", *v);
+    if (v->kind != Kind::kDType && v->kind != Kind::kNone) bad_arg(a, 0, "DType | None", *v);
     n->args.push_back(std::move(v));
     n->args.push_back(value(*a.args[1]));
     expect_kind(a, 1, *n->args[1], Kind::kDType);
@@ -206,7 +217,8 @@ NodePtr Compiler::call(const Ast& a) {
 NodePtr Compiler::present(const Ast& a) {
   arity(a, 1);
   const Ast& x = *a.args[0];
-  if (x.op != AstOp::kName) fail(x, "present(): argument 1 must be a name, got '" + unparse(x) + "'");
+  if (x.op != AstOp::kName)
+    fail(x, "present(): argument 1 must be a name, got '" + unparse(x) + "'");
   NodePtr n = any(x);
   if (n->op != NodeOp::kSlot || (n->kind != Kind::kTensor && !n->optional))
     fail(x, "present(): '" + x.text + "' is neither a tensor nor optional (" +
@@ -258,11 +270,18 @@ NodePtr Compiler::generator(const Ast& a, const char* primitive) {
   NodePtr iterable = value(*a.args[1]);
   Kind item;
   switch (iterable->kind) {
-    case Kind::kIntSeq: item = Kind::kInt; break;
-    case Kind::kFloatSeq: item = Kind::kFloat; break;
-    case Kind::kTuple: item = Kind::kAny; break;
+    case Kind::kIntSeq:
+      item = Kind::kInt;
+      break;
+    case Kind::kFloatSeq:
+      item = Kind::kFloat;
+      break;
+    case Kind::kTuple:
+      item = Kind::kAny;
+      break;
     default:
-      fail(*a.args[1], std::string(primitive) + "(): a generator must iterate over a sequence, got " +
+      fail(*a.args[1], std::string(primitive) +
+                           "(): a generator must iterate over a sequence, got " +
                            type_name(type_of(*iterable)));
   }
   if (locals_.size() >= static_cast<std::size_t>(kMaxLocals))

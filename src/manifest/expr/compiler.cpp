@@ -9,9 +9,9 @@
 namespace tileops::expr {
 
 std::string type_name(Type type) {
-  static constexpr std::string_view kNames[] = {"Int",    "Bool",     "Float", "Str",
-                                                "DType",  "None",     "IntSeq", "FloatSeq",
-                                                "Tuple",  "Tensor",   "Any"};
+  static constexpr std::string_view kNames[] = {"Int",   "Bool",   "Float",  "Str",
+                                                "DType", "None",   "IntSeq", "FloatSeq",
+                                                "Tuple", "Tensor", "Any"};
   std::string s(kNames[static_cast<int>(type.kind)]);
   if (type.optional && type.kind != Kind::kNone) s += " | None";
   return s;
@@ -41,7 +41,9 @@ std::string plural(std::size_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }
 
-void Compiler::fail(const Ast& a, std::string detail) { throw ExprError(a.column, std::move(detail)); }
+void Compiler::fail(const Ast& a, std::string detail) {
+  throw ExprError(a.column, std::move(detail));
+}
 
 NodePtr Compiler::make(NodeOp op, Kind kind, const Ast& a) {
   auto n = std::make_unique<Node>();
@@ -83,33 +85,50 @@ NodePtr Compiler::value(const Ast& a) {
 
 NodePtr Compiler::any(const Ast& a) {
   switch (a.op) {
-    case AstOp::kIntLit: return constant(Value(a.int_value), Kind::kInt, a);
-    case AstOp::kFloatLit: return constant(Value(a.float_value), Kind::kFloat, a);
-    case AstOp::kStrLit: return constant(Value(a.text), Kind::kStr, a);
-    case AstOp::kBoolLit: return constant(Value(a.bool_value), Kind::kBool, a);
-    case AstOp::kNoneLit: return constant(Value(), Kind::kNone, a);
-    case AstOp::kName: return name(a);
-    case AstOp::kTuple: return tuple(a);
+    case AstOp::kIntLit:
+      return constant(Value(a.int_value), Kind::kInt, a);
+    case AstOp::kFloatLit:
+      return constant(Value(a.float_value), Kind::kFloat, a);
+    case AstOp::kStrLit:
+      return constant(Value(a.text), Kind::kStr, a);
+    case AstOp::kBoolLit:
+      return constant(Value(a.bool_value), Kind::kBool, a);
+    case AstOp::kNoneLit:
+      return constant(Value(), Kind::kNone, a);
+    case AstOp::kName:
+      return name(a);
+    case AstOp::kTuple:
+      return tuple(a);
     case AstOp::kNeg:
     case AstOp::kPos:
-    case AstOp::kNot: return unary(a);
+    case AstOp::kNot:
+      return unary(a);
     case AstOp::kAdd:
     case AstOp::kSub:
     case AstOp::kMul:
     case AstOp::kFloorDiv:
-    case AstOp::kMod: return arithmetic(a);
+    case AstOp::kMod:
+      return arithmetic(a);
     case AstOp::kAnd:
-    case AstOp::kOr: return logic(a);
-    case AstOp::kCompare: return compare(a);
-    case AstOp::kIfElse: return if_else(a);
+    case AstOp::kOr:
+      return logic(a);
+    case AstOp::kCompare:
+      return compare(a);
+    case AstOp::kIfElse:
+      return if_else(a);
     case AstOp::kSubscript:
-    case AstOp::kSlice: return subscript(a);
-    case AstOp::kAttr: return attr(a);
-    case AstOp::kCall: return call(a);
+    case AstOp::kSlice:
+      return subscript(a);
+    case AstOp::kAttr:
+      return attr(a);
+    case AstOp::kCall:
+      return call(a);
     case AstOp::kGenerator:
-      fail(a, "a generator expression is allowed only as the single argument of all, any, sum, "
-              "max or min");
-    case AstOp::kStar: fail(a, "starred expressions are allowed only as shape axes");
+      fail(a,
+           "a generator expression is allowed only as the single argument of all, any, sum, "
+           "max or min");
+    case AstOp::kStar:
+      fail(a, "starred expressions are allowed only as shape axes");
   }
   fail(a, "unsupported expression");
 }
@@ -162,7 +181,8 @@ NodePtr Compiler::tuple(const Ast& a) {
 NodePtr Compiler::unary(const Ast& a) {
   NodePtr x = value(*a.args[0]);
   if (a.op == AstOp::kNot) {
-    if (x->kind != Kind::kBool) fail(a, "'not' needs a Bool operand, got " + type_name(type_of(*x)));
+    if (x->kind != Kind::kBool)
+      fail(a, "'not' needs a Bool operand, got " + type_name(type_of(*x)));
     NodePtr n = make(NodeOp::kNot, Kind::kBool, a);
     n->args.push_back(std::move(x));
     return n;
@@ -183,11 +203,24 @@ NodePtr Compiler::arithmetic(const Ast& a) {
   NodeOp op = NodeOp::kAdd;
   const char* text = "+";
   switch (a.op) {
-    case AstOp::kSub: op = NodeOp::kSub; text = "-"; break;
-    case AstOp::kMul: op = NodeOp::kMul; text = "*"; break;
-    case AstOp::kFloorDiv: op = NodeOp::kFloorDiv; text = "//"; break;
-    case AstOp::kMod: op = NodeOp::kMod; text = "%"; break;
-    default: break;
+    case AstOp::kSub:
+      op = NodeOp::kSub;
+      text = "-";
+      break;
+    case AstOp::kMul:
+      op = NodeOp::kMul;
+      text = "*";
+      break;
+    case AstOp::kFloorDiv:
+      op = NodeOp::kFloorDiv;
+      text = "//";
+      break;
+    case AstOp::kMod:
+      op = NodeOp::kMod;
+      text = "%";
+      break;
+    default:
+      break;
   }
   NodePtr n;
   if (is_number(l->kind) && is_number(r->kind)) {
@@ -222,14 +255,22 @@ namespace {
 
 std::string_view cmp_name(CmpOp op) {
   switch (op) {
-    case CmpOp::kEq: return "==";
-    case CmpOp::kNe: return "!=";
-    case CmpOp::kLt: return "<";
-    case CmpOp::kLe: return "<=";
-    case CmpOp::kGt: return ">";
-    case CmpOp::kGe: return ">=";
-    case CmpOp::kIn: return "in";
-    case CmpOp::kNotIn: return "not in";
+    case CmpOp::kEq:
+      return "==";
+    case CmpOp::kNe:
+      return "!=";
+    case CmpOp::kLt:
+      return "<";
+    case CmpOp::kLe:
+      return "<=";
+    case CmpOp::kGt:
+      return ">";
+    case CmpOp::kGe:
+      return ">=";
+    case CmpOp::kIn:
+      return "in";
+    case CmpOp::kNotIn:
+      return "not in";
   }
   return "?";
 }
@@ -278,7 +319,8 @@ CmpMode Compiler::cmp_mode(const Ast& whole, CmpOp op, NodePtr& lhs, const Ast& 
   if (l == Kind::kStr && r == Kind::kStr) return CmpMode::kStr;
   if (l == Kind::kDType || r == Kind::kDType) {
     if (!is_equality(op))
-      fail(whole, "dtypes compare only with '==' and '!=', got '" + std::string(cmp_name(op)) + "'");
+      fail(whole,
+           "dtypes compare only with '==' and '!=', got '" + std::string(cmp_name(op)) + "'");
     if (l == Kind::kDType && r == Kind::kStr && rhs_ast.op == AstOp::kStrLit)
       rhs = constant(dtype_literal(rhs_ast), Kind::kDType, rhs_ast);
     else if (r == Kind::kDType && l == Kind::kStr && lhs_ast.op == AstOp::kStrLit)
@@ -349,10 +391,17 @@ NodePtr Compiler::subscript(const Ast& a) {
   NodePtr base = value(*a.args[0]);
   Kind item;
   switch (base->kind) {
-    case Kind::kIntSeq: item = Kind::kInt; break;
-    case Kind::kFloatSeq: item = Kind::kFloat; break;
-    case Kind::kTuple: item = Kind::kAny; break;
-    default: fail(a, "cannot subscript " + type_name(type_of(*base)) + " ('" + base->text + "')");
+    case Kind::kIntSeq:
+      item = Kind::kInt;
+      break;
+    case Kind::kFloatSeq:
+      item = Kind::kFloat;
+      break;
+    case Kind::kTuple:
+      item = Kind::kAny;
+      break;
+    default:
+      fail(a, "cannot subscript " + type_name(type_of(*base)) + " ('" + base->text + "')");
   }
   bool slice = a.op == AstOp::kSlice;
   NodePtr n = make(slice ? NodeOp::kSlice : NodeOp::kIndex, slice ? base->kind : item, a);
@@ -362,8 +411,8 @@ NodePtr Compiler::subscript(const Ast& a) {
     bool open = slice && bound->kind == Kind::kNone && bound->op == NodeOp::kConst;
     if (bound->kind != Kind::kInt || bound->optional) {
       if (!open)
-        fail(*a.args[i], std::string(slice ? "slice bounds" : "a subscript") + " must be Int, got " +
-                             type_name(type_of(*bound)));
+        fail(*a.args[i], std::string(slice ? "slice bounds" : "a subscript") +
+                             " must be Int, got " + type_name(type_of(*bound)));
     }
     n->args.push_back(std::move(bound));
   }
@@ -390,8 +439,8 @@ Program compile(const Ast& ast, std::string_view source, const Scope& scope,
   detail::Compiler c(scope, options);
   NodePtr root = c.any(ast);
   if (root->kind == Kind::kTensor)
-    throw ExprError(ast.column, "tensor '" + root->text +
-                                    "' can be read only through present() or bytes()");
+    throw ExprError(ast.column,
+                    "tensor '" + root->text + "' can be read only through present() or bytes()");
   Program p;
   p.type_ = {root->kind, root->optional};
   p.root_ = std::move(root);

@@ -54,7 +54,8 @@ std::size_t index_of(const Node& n, std::int64_t i, std::size_t size) {
   auto len = static_cast<std::int64_t>(size);
   std::int64_t j = i < 0 ? i + len : i;
   if (j < 0 || j >= len)
-    eval_fail(n, "index " + std::to_string(i) + " is out of range for length " + std::to_string(len));
+    eval_fail(n,
+              "index " + std::to_string(i) + " is out of range for length " + std::to_string(len));
   return static_cast<std::size_t>(j);
 }
 
@@ -80,31 +81,45 @@ bool values_equal(const Value& a, const Value& b) {
   }
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case Value::Kind::kNone: return true;
-    case Value::Kind::kBool: return a.as_bool() == b.as_bool();
-    case Value::Kind::kStr: return a.as_str() == b.as_str();
-    case Value::Kind::kDType: return a.as_dtype() == b.as_dtype();
-    case Value::Kind::kIntList: return a.as_int_list() == b.as_int_list();
-    case Value::Kind::kFloatList: return a.as_float_list() == b.as_float_list();
+    case Value::Kind::kNone:
+      return true;
+    case Value::Kind::kBool:
+      return a.as_bool() == b.as_bool();
+    case Value::Kind::kStr:
+      return a.as_str() == b.as_str();
+    case Value::Kind::kDType:
+      return a.as_dtype() == b.as_dtype();
+    case Value::Kind::kIntList:
+      return a.as_int_list() == b.as_int_list();
+    case Value::Kind::kFloatList:
+      return a.as_float_list() == b.as_float_list();
     case Value::Kind::kTuple: {
       const ValueTuple& x = a.as_tuple();
       const ValueTuple& y = b.as_tuple();
       return std::equal(x.begin(), x.end(), y.begin(), y.end(), values_equal);
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
 template <class T>
 bool order(CmpOp op, const T& a, const T& b) {
   switch (op) {
-    case CmpOp::kEq: return a == b;
-    case CmpOp::kNe: return !(a == b);
-    case CmpOp::kLt: return a < b;
-    case CmpOp::kLe: return !(b < a);
-    case CmpOp::kGt: return b < a;
-    case CmpOp::kGe: return !(a < b);
-    default: return false;
+    case CmpOp::kEq:
+      return a == b;
+    case CmpOp::kNe:
+      return !(a == b);
+    case CmpOp::kLt:
+      return a < b;
+    case CmpOp::kLe:
+      return !(b < a);
+    case CmpOp::kGt:
+      return b < a;
+    case CmpOp::kGe:
+      return !(a < b);
+    default:
+      return false;
   }
 }
 
@@ -122,13 +137,19 @@ bool compare_values(const Node& n, CmpMode mode, CmpOp op, const Value& a, const
   bool negate = op == CmpOp::kNotIn;
   bool found = false;
   switch (mode) {
-    case CmpMode::kInt: return order(op, a.as_int(), b.as_int());
-    case CmpMode::kFloat: return order(op, a.as_float(), b.as_float());
-    case CmpMode::kStr: return order(op, a.as_str(), b.as_str());
-    case CmpMode::kDType: return order(op, a.as_dtype(), b.as_dtype());
-    case CmpMode::kBool: return order(op, a.as_bool(), b.as_bool());
+    case CmpMode::kInt:
+      return order(op, a.as_int(), b.as_int());
+    case CmpMode::kFloat:
+      return order(op, a.as_float(), b.as_float());
+    case CmpMode::kStr:
+      return order(op, a.as_str(), b.as_str());
+    case CmpMode::kDType:
+      return order(op, a.as_dtype(), b.as_dtype());
+    case CmpMode::kBool:
+      return order(op, a.as_bool(), b.as_bool());
     case CmpMode::kIntSeq:
-      return order(op, Lexicographic{a.as_int_list().span()}, Lexicographic{b.as_int_list().span()});
+      return order(op, Lexicographic{a.as_int_list().span()},
+                   Lexicographic{b.as_int_list().span()});
     case CmpMode::kValue:
       if (op == CmpOp::kEq) return values_equal(a, b);
       if (op == CmpOp::kNe) return !values_equal(a, b);
@@ -172,9 +193,12 @@ bool compare(const Node& n, Ctx& c) {
 
 const Value& eval_ref(const Node& n, Ctx& c, Value& scratch) {
   switch (n.op) {
-    case NodeOp::kConst: return n.constant;
-    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)];
-    case NodeOp::kLocal: return *c.locals[n.index];
+    case NodeOp::kConst:
+      return n.constant;
+    case NodeOp::kSlot:
+      return c.frame[static_cast<std::size_t>(n.index)];
+    case NodeOp::kLocal:
+      return *c.locals[n.index];
     default:
       scratch = eval_value(n, c);
       return scratch;
@@ -183,10 +207,14 @@ const Value& eval_ref(const Node& n, Ctx& c, Value& scratch) {
 
 const Shape& eval_shape(const Node& n, Ctx& c, Shape& scratch) {
   switch (n.op) {
-    case NodeOp::kConst: return n.constant.as_int_list();
-    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)].as_int_list();
-    case NodeOp::kLocal: return c.locals[n.index]->as_int_list();
-    case NodeOp::kOptValue: return opt_value(n, c).as_int_list();
+    case NodeOp::kConst:
+      return n.constant.as_int_list();
+    case NodeOp::kSlot:
+      return c.frame[static_cast<std::size_t>(n.index)].as_int_list();
+    case NodeOp::kLocal:
+      return c.locals[n.index]->as_int_list();
+    case NodeOp::kOptValue:
+      return opt_value(n, c).as_int_list();
     case NodeOp::kIntSeqBuild:
       scratch.clear();
       for (const auto& a : n.args) scratch.push_back(eval_int(*a, c));
@@ -214,10 +242,14 @@ const Shape& eval_shape(const Node& n, Ctx& c, Shape& scratch) {
 
 std::int64_t eval_int(const Node& n, Ctx& c) {
   switch (n.op) {
-    case NodeOp::kConst: return n.constant.as_int();
-    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)].as_int();
-    case NodeOp::kLocal: return c.locals[n.index]->as_int();
-    case NodeOp::kOptValue: return opt_value(n, c).as_int();
+    case NodeOp::kConst:
+      return n.constant.as_int();
+    case NodeOp::kSlot:
+      return c.frame[static_cast<std::size_t>(n.index)].as_int();
+    case NodeOp::kLocal:
+      return c.locals[n.index]->as_int();
+    case NodeOp::kOptValue:
+      return opt_value(n, c).as_int();
     case NodeOp::kNeg: {
       std::int64_t x = eval_int(*n.args[0], c);
       if (x == std::numeric_limits<std::int64_t>::min())
@@ -265,14 +297,22 @@ std::int64_t eval_int(const Node& n, Ctx& c) {
 double eval_float(const Node& n, Ctx& c) {
   if (n.kind == Kind::kInt) return static_cast<double>(eval_int(n, c));
   switch (n.op) {
-    case NodeOp::kConst: return n.constant.as_float();
-    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)].as_float();
-    case NodeOp::kLocal: return c.locals[n.index]->as_float();
-    case NodeOp::kOptValue: return opt_value(n, c).as_float();
-    case NodeOp::kNeg: return -eval_float(*n.args[0], c);
-    case NodeOp::kAdd: return eval_float(*n.args[0], c) + eval_float(*n.args[1], c);
-    case NodeOp::kSub: return eval_float(*n.args[0], c) - eval_float(*n.args[1], c);
-    case NodeOp::kMul: return eval_float(*n.args[0], c) * eval_float(*n.args[1], c);
+    case NodeOp::kConst:
+      return n.constant.as_float();
+    case NodeOp::kSlot:
+      return c.frame[static_cast<std::size_t>(n.index)].as_float();
+    case NodeOp::kLocal:
+      return c.locals[n.index]->as_float();
+    case NodeOp::kOptValue:
+      return opt_value(n, c).as_float();
+    case NodeOp::kNeg:
+      return -eval_float(*n.args[0], c);
+    case NodeOp::kAdd:
+      return eval_float(*n.args[0], c) + eval_float(*n.args[1], c);
+    case NodeOp::kSub:
+      return eval_float(*n.args[0], c) - eval_float(*n.args[1], c);
+    case NodeOp::kMul:
+      return eval_float(*n.args[0], c) * eval_float(*n.args[1], c);
     case NodeOp::kFloorDiv:
     case NodeOp::kMod: {
       double a = eval_float(*n.args[0], c);
@@ -294,17 +334,26 @@ double eval_float(const Node& n, Ctx& c) {
 
 bool eval_bool(const Node& n, Ctx& c) {
   switch (n.op) {
-    case NodeOp::kConst: return n.constant.as_bool();
-    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)].as_bool();
-    case NodeOp::kLocal: return c.locals[n.index]->as_bool();
-    case NodeOp::kOptValue: return opt_value(n, c).as_bool();
-    case NodeOp::kNot: return !eval_bool(*n.args[0], c);
-    case NodeOp::kAnd: return eval_bool(*n.args[0], c) && eval_bool(*n.args[1], c);
-    case NodeOp::kOr: return eval_bool(*n.args[0], c) || eval_bool(*n.args[1], c);
-    case NodeOp::kCompare: return compare(n, c);
+    case NodeOp::kConst:
+      return n.constant.as_bool();
+    case NodeOp::kSlot:
+      return c.frame[static_cast<std::size_t>(n.index)].as_bool();
+    case NodeOp::kLocal:
+      return c.locals[n.index]->as_bool();
+    case NodeOp::kOptValue:
+      return opt_value(n, c).as_bool();
+    case NodeOp::kNot:
+      return !eval_bool(*n.args[0], c);
+    case NodeOp::kAnd:
+      return eval_bool(*n.args[0], c) && eval_bool(*n.args[1], c);
+    case NodeOp::kOr:
+      return eval_bool(*n.args[0], c) || eval_bool(*n.args[1], c);
+    case NodeOp::kCompare:
+      return compare(n, c);
     case NodeOp::kIfElse:
       return eval_bool(*n.args[0], c) ? eval_bool(*n.args[1], c) : eval_bool(*n.args[2], c);
-    default: return eval_bool_call(n, c);
+    default:
+      return eval_bool_call(n, c);
   }
 }
 
@@ -315,10 +364,14 @@ Value eval_value(const Node& n, Ctx& c) {
     if (n.kind == Kind::kFloat) return Value(eval_float(n, c));
   }
   switch (n.op) {
-    case NodeOp::kConst: return n.constant;
-    case NodeOp::kSlot: return c.frame[static_cast<std::size_t>(n.index)];
-    case NodeOp::kLocal: return *c.locals[n.index];
-    case NodeOp::kOptValue: return opt_value(n, c);
+    case NodeOp::kConst:
+      return n.constant;
+    case NodeOp::kSlot:
+      return c.frame[static_cast<std::size_t>(n.index)];
+    case NodeOp::kLocal:
+      return *c.locals[n.index];
+    case NodeOp::kOptValue:
+      return opt_value(n, c);
     case NodeOp::kIfElse: {
       const Node& branch = eval_bool(*n.args[0], c) ? *n.args[1] : *n.args[2];
       // An Int branch of a Float conditional widens.

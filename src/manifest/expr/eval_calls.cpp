@@ -168,20 +168,25 @@ std::int64_t eval_int_call(const Node& n, Ctx& c) {
     case NodeOp::kMinArgs: {
       bool is_max = n.op == NodeOp::kMaxArgs;
       std::int64_t best = eval_int(*n.args[0], c);
-      for (std::size_t i = 1; i < n.args.size(); ++i) best = pick(is_max, best, eval_int(*n.args[i], c));
+      for (std::size_t i = 1; i < n.args.size(); ++i)
+        best = pick(is_max, best, eval_int(*n.args[i], c));
       return best;
     }
-    case NodeOp::kCeilDiv: return ceil_div(n, c);
+    case NodeOp::kCeilDiv:
+      return ceil_div(n, c);
     case NodeOp::kNormalizeAxis: {
       std::int64_t a = eval_int(*n.args[0], c);
       std::int64_t rank = eval_int(*n.args[1], c);
       std::optional<std::int64_t> r = normalize_axis(a, rank);
       if (!r)
-        eval_fail(n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
+        eval_fail(
+            n, "axis " + std::to_string(a) + " is out of range for rank " + std::to_string(rank));
       return *r;
     }
-    case NodeOp::kBytes: return bytes(n, c);
-    default: return eval_value_call(n, c).as_int();
+    case NodeOp::kBytes:
+      return bytes(n, c);
+    default:
+      return eval_value_call(n, c).as_int();
   }
 }
 
@@ -191,8 +196,10 @@ bool eval_bool_call(const Node& n, Ctx& c) {
       const Value& v = c.frame[static_cast<std::size_t>(n.index)];
       return !v.is_none() && !(v.is_tensor() && !v.as_tensor().defined());
     }
-    case NodeOp::kAll: return all_or_any(n, c, true);
-    case NodeOp::kAny: return all_or_any(n, c, false);
+    case NodeOp::kAll:
+      return all_or_any(n, c, true);
+    case NodeOp::kAny:
+      return all_or_any(n, c, false);
     case NodeOp::kValidAxes:
     case NodeOp::kUniqueAxes: {
       Value scratch;
@@ -206,7 +213,8 @@ bool eval_bool_call(const Node& n, Ctx& c) {
         eval_fail(n, "representable() of a " + std::string(value_kind_name(v.kind())) + " value");
       return representable(v, eval_value(*n.args[1], c).as_dtype());
     }
-    default: return eval_value_call(n, c).as_bool();
+    default:
+      return eval_value_call(n, c).as_bool();
   }
 }
 

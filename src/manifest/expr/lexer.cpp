@@ -27,9 +27,8 @@ std::string describe_char(char c) {
 
 // Longest punctuators first so that "**" is one token and can be rejected by name.
 constexpr std::string_view kPunctuators[] = {
-    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", ":=", "->", "+", "-", "*", "/", "%",
-    "(",  ")",  "[",  "]",  "{",  "}",  ",",  ":",  ".",  "=",  "<", ">", "&", "|", "^",
-    "~",  "@"};
+    "**", "//", "<<", ">>", "<=", ">=", "==", "!=", ":=", "->", "+", "-", "*", "/", "%", "(",
+    ")",  "[",  "]",  "{",  "}",  ",",  ":",  ".",  "=",  "<",  ">", "&", "|", "^", "~", "@"};
 
 class Lexer {
  public:
@@ -152,11 +151,21 @@ class Lexer {
       if (pos_ >= src_.size()) continue;  // reported as unterminated on the next turn
       char e = src_[pos_++];
       switch (e) {
-        case '\\': t.str_value += '\\'; break;
-        case '\'': t.str_value += '\''; break;
-        case '"': t.str_value += '"'; break;
-        case 'n': t.str_value += '\n'; break;
-        case 't': t.str_value += '\t'; break;
+        case '\\':
+          t.str_value += '\\';
+          break;
+        case '\'':
+          t.str_value += '\'';
+          break;
+        case '"':
+          t.str_value += '"';
+          break;
+        case 'n':
+          t.str_value += '\n';
+          break;
+        case 't':
+          t.str_value += '\t';
+          break;
         default:
           throw ExprError(static_cast<int>(pos_) - 1,
                           "unsupported escape '\\" + std::string(1, e) + "' in a string literal");

@@ -12,11 +12,11 @@ namespace tileops::expr::detail {
 
 enum class Tok : std::uint8_t {
   kEnd,
-  kInt,     // int_value
-  kFloat,   // float_value
-  kStr,     // str_value (escapes resolved)
-  kName,    // text; keywords are names too, the parser tells them apart
-  kOp,      // text: one of the punctuators below
+  kInt,    // int_value
+  kFloat,  // float_value
+  kStr,    // str_value (escapes resolved)
+  kName,   // text; keywords are names too, the parser tells them apart
+  kOp,     // text: one of the punctuators below
 };
 
 struct Token {

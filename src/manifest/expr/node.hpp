@@ -14,33 +14,43 @@
 namespace tileops::expr {
 
 enum class NodeOp : std::uint8_t {
-  kConst,      // constant
-  kSlot,       // frame[index]
-  kLocal,      // the comprehension variable numbered index
-  kNeg,        // args[0]; num says int or float
+  kConst,  // constant
+  kSlot,   // frame[index]
+  kLocal,  // the comprehension variable numbered index
+  kNeg,    // args[0]; num says int or float
   kNot,
-  kAdd, kSub, kMul, kFloorDiv, kMod,  // num says int or float
-  kConcat,     // IntSeq + IntSeq
-  kAnd, kOr,
-  kCompare,    // args, cmp, modes
-  kIfElse,     // args = {cond, then, else}
-  kIndex,      // args[0][args[1]]
-  kSlice,      // args[0][args[1]:args[2]]; a bound of kind None is open
-  kOptValue,   // frame[index] of an optional param, which must not be None
+  kAdd,
+  kSub,
+  kMul,
+  kFloorDiv,
+  kMod,     // num says int or float
+  kConcat,  // IntSeq + IntSeq
+  kAnd,
+  kOr,
+  kCompare,      // args, cmp, modes
+  kIfElse,       // args = {cond, then, else}
+  kIndex,        // args[0][args[1]]
+  kSlice,        // args[0][args[1]:args[2]]; a bound of kind None is open
+  kOptValue,     // frame[index] of an optional param, which must not be None
   kIntSeqBuild,  // a tuple literal of ints, as a Shape
   kTupleBuild,   // a heterogeneous tuple literal
-  kGenerator,  // args = {element, iterable}; index = its local
+  kGenerator,    // args = {element, iterable}; index = its local
   // Primitives.
   kPresent,
   kLen,
-  kSum, kProd,          // over args[0]: a sequence or a generator
-  kMaxSeq, kMinSeq,     // args[0] a sequence or generator; args[1] the default when present
-  kMaxArgs, kMinArgs,   // two or more numbers
-  kAll, kAny,           // args[0] a Bool generator or a tuple
+  kSum,
+  kProd,  // over args[0]: a sequence or a generator
+  kMaxSeq,
+  kMinSeq,  // args[0] a sequence or generator; args[1] the default when present
+  kMaxArgs,
+  kMinArgs,  // two or more numbers
+  kAll,
+  kAny,  // args[0] a Bool generator or a tuple
   kCeilDiv,
   kBroadcast,
   kReduced,
-  kValidAxes, kUniqueAxes,
+  kValidAxes,
+  kUniqueAxes,
   kNormalizeAxis,
   kPromoteIntToFloat,
   kCoalesceDType,
@@ -53,8 +63,8 @@ enum class NumMode : std::uint8_t { kInt, kFloat };
 
 // How one link of a comparison chain compares its operands.
 enum class CmpMode : std::uint8_t {
-  kInt,       // int64
-  kFloat,     // double (either side may be an Int)
+  kInt,    // int64
+  kFloat,  // double (either side may be an Int)
   kStr,
   kDType,
   kBool,
@@ -62,7 +72,7 @@ enum class CmpMode : std::uint8_t {
   kValue,     // equality of values of no common static kind (tuples, Any); numbers order
   kInIntSeq,  // Int in IntSeq
   kInFloatSeq,
-  kInTuple,   // a value among a tuple's items
+  kInTuple,  // a value among a tuple's items
 };
 
 struct Node {

@@ -42,9 +42,9 @@ constexpr std::size_t kMaxLength = 4096;
 // Python keywords the language has no use for; they are rejected by name rather than read as
 // unknown names.
 constexpr std::string_view kForbiddenKeywords[] = {
-    "as",     "assert", "async", "await",  "break",  "class",    "continue", "def",
-    "del",    "elif",   "except", "finally", "from",  "global",   "import",   "is",
-    "lambda", "nonlocal", "pass", "raise",  "return", "try",      "while",    "with", "yield"};
+    "as",   "assert", "async",   "await", "break",  "class",  "continue", "def",    "del",
+    "elif", "except", "finally", "from",  "global", "import", "is",       "lambda", "nonlocal",
+    "pass", "raise",  "return",  "try",   "while",  "with",   "yield"};
 
 // An Ast with its height, so that depth is checked as nodes are built.
 struct Parsed {
@@ -101,13 +101,18 @@ class Parser {
     std::string d;
     if (t.kind == Tok::kOp) {
       std::string_view s = t.text;
-      if (s == "/") d = "'/' is not supported (use '//')";
-      else if (s == "**") d = "'**' is not supported";
+      if (s == "/")
+        d = "'/' is not supported (use '//')";
+      else if (s == "**")
+        d = "'**' is not supported";
       else if (s == "&" || s == "|" || s == "^" || s == "<<" || s == ">>" || s == "~")
         d = "bit operation '" + std::string(s) + "' is not supported";
-      else if (s == ":=") d = "':=' is not supported";
-      else if (s == "@") d = "'@' is not supported";
-      else if (s == "=" && expected.empty()) d = "'=' is not supported (use '==')";
+      else if (s == ":=")
+        d = "':=' is not supported";
+      else if (s == "@")
+        d = "'@' is not supported";
+      else if (s == "=" && expected.empty())
+        d = "'=' is not supported (use '==')";
     } else if (t.kind == Tok::kName) {
       for (std::string_view kw : kForbiddenKeywords) {
         if (t.text != kw) continue;
@@ -130,8 +135,8 @@ class Parser {
   struct Nest {
     Nest(Parser& p, int column) : p_(p) {
       if (++p_.nest_ > kMaxDepth)
-        throw ExprError(column, "expression nests deeper than " + std::to_string(kMaxDepth) +
-                                    " levels");
+        throw ExprError(column,
+                        "expression nests deeper than " + std::to_string(kMaxDepth) + " levels");
     }
     ~Nest() { --p_.nest_; }
     Nest(const Nest&) = delete;
@@ -261,10 +266,14 @@ class Parser {
     Parsed x = factor();
     while (true) {
       AstOp op;
-      if (is_op("*")) op = AstOp::kMul;
-      else if (is_op("//")) op = AstOp::kFloorDiv;
-      else if (is_op("%")) op = AstOp::kMod;
-      else return x;
+      if (is_op("*"))
+        op = AstOp::kMul;
+      else if (is_op("//"))
+        op = AstOp::kFloorDiv;
+      else if (is_op("%"))
+        op = AstOp::kMod;
+      else
+        return x;
       next();
       int column = x.ast->column;
       x = node(op, column, std::move(x), factor());
@@ -283,7 +292,8 @@ class Parser {
     Parsed x = atom();
     while (true) {
       if (is_op("(")) {
-        if (x.ast->op != AstOp::kName) throw ExprError(peek().column, "only primitives can be called");
+        if (x.ast->op != AstOp::kName)
+          throw ExprError(peek().column, "only primitives can be called");
         next();
         x = call(std::move(x));
       } else if (is_op("[")) {
@@ -355,8 +365,7 @@ class Parser {
     Parsed iterable = or_test();
     if (is_word("if"))
       throw ExprError(peek().column, "'if' in a generator expression is not supported");
-    if (is_word("for"))
-      throw ExprError(peek().column, "nested 'for' clauses are not supported");
+    if (is_word("for")) throw ExprError(peek().column, "nested 'for' clauses are not supported");
     Parsed p = node(AstOp::kGenerator, column, std::move(elem), std::move(iterable));
     p.ast->text = std::string(var.text);
     return p;
@@ -381,8 +390,8 @@ class Parser {
   }
 
   static bool is_reserved(std::string_view w) {
-    static constexpr std::string_view kReserved[] = {"True", "False", "None", "inf", "and", "or",
-                                                     "not", "in", "if", "else", "for"};
+    static constexpr std::string_view kReserved[] = {"True", "False", "None", "inf",  "and", "or",
+                                                     "not",  "in",    "if",   "else", "for"};
     for (std::string_view r : kReserved)
       if (w == r) return true;
     for (std::string_view r : kForbiddenKeywords)
@@ -482,8 +491,8 @@ class Parser {
 
 AstPtr parse(std::string_view source) {
   if (source.size() > kMaxLength)
-    throw ExprError(1, "expression is longer than " + std::to_string(kMaxLength) +
-                           " characters (" + std::to_string(source.size()) + ")");
+    throw ExprError(1, "expression is longer than " + std::to_string(kMaxLength) + " characters (" +
+                           std::to_string(source.size()) + ")");
   return Parser(source).run();
 }
 

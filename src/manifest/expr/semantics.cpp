@@ -97,8 +97,10 @@ std::optional<Shape> reduced_shape(const Shape& shape, const Value& dim, bool ke
   }
   Shape out;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (reduce[i] == 0) out.push_back(shape[i]);
-    else if (keepdim) out.push_back(1);
+    if (reduce[i] == 0)
+      out.push_back(shape[i]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -141,13 +143,18 @@ struct Limits {
 
 Limits float_limits(DType t) {
   switch (t) {
-    case DType::kFloat16: return {-65504.0, 65504.0, true};
-    case DType::kBFloat16: return {-3.38953138925153547590e38, 3.38953138925153547590e38, true};
+    case DType::kFloat16:
+      return {-65504.0, 65504.0, true};
+    case DType::kBFloat16:
+      return {-3.38953138925153547590e38, 3.38953138925153547590e38, true};
     case DType::kFloat32:
       return {-std::numeric_limits<float>::max(), std::numeric_limits<float>::max(), true};
-    case DType::kFloat8E4M3FN: return {-448.0, 448.0, false};
-    case DType::kFloat8E5M2: return {-57344.0, 57344.0, true};
-    default: return {std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max(), true};
+    case DType::kFloat8E4M3FN:
+      return {-448.0, 448.0, false};
+    case DType::kFloat8E5M2:
+      return {-57344.0, 57344.0, true};
+    default:
+      return {std::numeric_limits<double>::lowest(), std::numeric_limits<double>::max(), true};
   }
 }
 
@@ -158,12 +165,20 @@ struct IntLimits {
 
 IntLimits int_limits(DType t) {
   switch (t) {
-    case DType::kBool: return {0, 1, true};
-    case DType::kUInt8: return {0, 255, true};
-    case DType::kInt8: return {-128, 127, false};
-    case DType::kInt16: return {-32768, 32767, false};
-    case DType::kInt32: return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max(), false};
-    default: return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(), false};
+    case DType::kBool:
+      return {0, 1, true};
+    case DType::kUInt8:
+      return {0, 255, true};
+    case DType::kInt8:
+      return {-128, 127, false};
+    case DType::kInt16:
+      return {-32768, 32767, false};
+    case DType::kInt32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max(),
+              false};
+    default:
+      return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+              false};
   }
 }
 
@@ -192,17 +207,24 @@ bool representable(const Value& v, DType dtype) {
 
 std::optional<std::string_view> category_of(const Value& v) noexcept {
   switch (v.kind()) {
-    case Value::Kind::kBool: return "bool";
-    case Value::Kind::kInt: return "int";
-    case Value::Kind::kFloat: return "float";
+    case Value::Kind::kBool:
+      return "bool";
+    case Value::Kind::kInt:
+      return "int";
+    case Value::Kind::kFloat:
+      return "float";
     case Value::Kind::kDType:
       switch (dtype_category(v.as_dtype())) {
-        case DTypeCategory::kBool: return "bool";
-        case DTypeCategory::kInt: return "int";
-        case DTypeCategory::kFloat: return "float";
+        case DTypeCategory::kBool:
+          return "bool";
+        case DTypeCategory::kInt:
+          return "int";
+        case DTypeCategory::kFloat:
+          return "float";
       }
       return std::nullopt;
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

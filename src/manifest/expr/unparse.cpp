@@ -13,38 +13,67 @@ namespace {
 
 // Binding strength, lowest first (Note [Expression grammar] in parser.cpp).
 // A bare generator binds loosest of all: anywhere but as a sole call argument it is bracketed.
-enum Prec : int { kGeneratorP = 0, kTest, kOrP, kAndP, kNotP, kCmpP, kArithP, kTermP, kFactorP, kPostfixP };
+enum Prec : int {
+  kGeneratorP = 0,
+  kTest,
+  kOrP,
+  kAndP,
+  kNotP,
+  kCmpP,
+  kArithP,
+  kTermP,
+  kFactorP,
+  kPostfixP
+};
 
 Prec prec_of(const Ast& a) {
   switch (a.op) {
-    case AstOp::kGenerator: return kGeneratorP;
-    case AstOp::kIfElse: return kTest;
-    case AstOp::kOr: return kOrP;
-    case AstOp::kAnd: return kAndP;
-    case AstOp::kNot: return kNotP;
-    case AstOp::kCompare: return kCmpP;
+    case AstOp::kGenerator:
+      return kGeneratorP;
+    case AstOp::kIfElse:
+      return kTest;
+    case AstOp::kOr:
+      return kOrP;
+    case AstOp::kAnd:
+      return kAndP;
+    case AstOp::kNot:
+      return kNotP;
+    case AstOp::kCompare:
+      return kCmpP;
     case AstOp::kAdd:
-    case AstOp::kSub: return kArithP;
+    case AstOp::kSub:
+      return kArithP;
     case AstOp::kMul:
     case AstOp::kFloorDiv:
-    case AstOp::kMod: return kTermP;
+    case AstOp::kMod:
+      return kTermP;
     case AstOp::kNeg:
     case AstOp::kPos:
-    case AstOp::kStar: return kFactorP;
-    default: return kPostfixP;
+    case AstOp::kStar:
+      return kFactorP;
+    default:
+      return kPostfixP;
   }
 }
 
 std::string_view cmp_text(CmpOp op) {
   switch (op) {
-    case CmpOp::kEq: return " == ";
-    case CmpOp::kNe: return " != ";
-    case CmpOp::kLt: return " < ";
-    case CmpOp::kLe: return " <= ";
-    case CmpOp::kGt: return " > ";
-    case CmpOp::kGe: return " >= ";
-    case CmpOp::kIn: return " in ";
-    case CmpOp::kNotIn: return " not in ";
+    case CmpOp::kEq:
+      return " == ";
+    case CmpOp::kNe:
+      return " != ";
+    case CmpOp::kLt:
+      return " < ";
+    case CmpOp::kLe:
+      return " <= ";
+    case CmpOp::kGt:
+      return " > ";
+    case CmpOp::kGe:
+      return " >= ";
+    case CmpOp::kIn:
+      return " in ";
+    case CmpOp::kNotIn:
+      return " not in ";
   }
   return " ? ";
 }
@@ -70,11 +99,20 @@ std::string str_text(const std::string& s) {
   std::string out = "'";
   for (char c : s) {
     switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\'': out += "\\'"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default: out += c;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "'";
@@ -99,12 +137,24 @@ void binary(const Ast& a, std::string_view op, Prec p, std::string& out) {
 
 void render(const Ast& a, std::string& out) {
   switch (a.op) {
-    case AstOp::kIntLit: out += std::to_string(a.int_value); return;
-    case AstOp::kFloatLit: out += float_text(a.float_value); return;
-    case AstOp::kStrLit: out += str_text(a.text); return;
-    case AstOp::kBoolLit: out += a.bool_value ? "True" : "False"; return;
-    case AstOp::kNoneLit: out += "None"; return;
-    case AstOp::kName: out += a.text; return;
+    case AstOp::kIntLit:
+      out += std::to_string(a.int_value);
+      return;
+    case AstOp::kFloatLit:
+      out += float_text(a.float_value);
+      return;
+    case AstOp::kStrLit:
+      out += str_text(a.text);
+      return;
+    case AstOp::kBoolLit:
+      out += a.bool_value ? "True" : "False";
+      return;
+    case AstOp::kNoneLit:
+      out += "None";
+      return;
+    case AstOp::kName:
+      out += a.text;
+      return;
     case AstOp::kTuple:
       out += '(';
       for (std::size_t i = 0; i < a.args.size(); ++i) {
@@ -127,13 +177,27 @@ void render(const Ast& a, std::string& out) {
       out += "not ";
       operand(*a.args[0], kNotP, out);
       return;
-    case AstOp::kAdd: binary(a, " + ", kArithP, out); return;
-    case AstOp::kSub: binary(a, " - ", kArithP, out); return;
-    case AstOp::kMul: binary(a, " * ", kTermP, out); return;
-    case AstOp::kFloorDiv: binary(a, " // ", kTermP, out); return;
-    case AstOp::kMod: binary(a, " % ", kTermP, out); return;
-    case AstOp::kAnd: binary(a, " and ", kAndP, out); return;
-    case AstOp::kOr: binary(a, " or ", kOrP, out); return;
+    case AstOp::kAdd:
+      binary(a, " + ", kArithP, out);
+      return;
+    case AstOp::kSub:
+      binary(a, " - ", kArithP, out);
+      return;
+    case AstOp::kMul:
+      binary(a, " * ", kTermP, out);
+      return;
+    case AstOp::kFloorDiv:
+      binary(a, " // ", kTermP, out);
+      return;
+    case AstOp::kMod:
+      binary(a, " % ", kTermP, out);
+      return;
+    case AstOp::kAnd:
+      binary(a, " and ", kAndP, out);
+      return;
+    case AstOp::kOr:
+      binary(a, " or ", kOrP, out);
+      return;
     case AstOp::kCompare:
       // Operands of a chain are arithmetic expressions; a nested comparison needs brackets.
       operand(*a.args[0], kArithP, out);

@@ -1,12 +1,11 @@
 // The elementwise family's op classes.
-#include "tileops/ops/elementwise.hpp"
-
 #include "kernels/elementwise/impls.hpp"
 #include "kernels/elementwise/interface.hpp"
 #include "ops/families.hpp"
 #include "ops/op_class_util.hpp"
 #include "ops/op_util.hpp"
 #include "tileops/op/registry.hpp"
+#include "tileops/ops/elementwise.hpp"
 
 namespace tileops {
 namespace {
@@ -25,15 +24,16 @@ kernels::BinaryCall binary_call(const CallArgs& args, const Tensor& a, const Ten
 // ---- AddFwdOp --------------------------------------------------------------------------------
 
 const OpClass& AddFwdOp::op_class() {
-  static const OpClass cls =
-      ops::with_kernel_types(OpClass("AddFwdOp").interface<kernels::AddFwdInterface>("add"), kernels::add_kernel_types());
+  static const OpClass cls = ops::with_kernel_types(
+      OpClass("AddFwdOp").interface<kernels::AddFwdInterface>("add"), kernels::add_kernel_types());
   return cls;
 }
 
 AddFwdOp::AddFwdOp(Value alpha, std::optional<Target> target)
     : AddFwdOp(ParamMap{{"alpha", std::move(alpha)}}, std::move(target)) {}
 
-AddFwdOp::AddFwdOp(const ParamMap& params, std::optional<Target> target) : Op(op_class(), params, std::move(target)) {}
+AddFwdOp::AddFwdOp(const ParamMap& params, std::optional<Target> target)
+    : Op(op_class(), params, std::move(target)) {}
 
 Tensor AddFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {a, b};
@@ -41,7 +41,8 @@ Tensor AddFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions&
 }
 
 CallResult AddFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::AddFwdInterface>(binary_call(args, args.input(0), args.input(1)));
+  auto kernel =
+      kernel_for<kernels::AddFwdInterface>(binary_call(args, args.input(0), args.input(1)));
   const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
   kernel->forward(*a, *b, param("alpha"), out);
@@ -51,14 +52,15 @@ CallResult AddFwdOp::forward(const CallArgs& args) {
 // ---- MulFwdOp --------------------------------------------------------------------------------
 
 const OpClass& MulFwdOp::op_class() {
-  static const OpClass cls =
-      ops::with_kernel_types(OpClass("MulFwdOp").interface<kernels::MulFwdInterface>("mul"), kernels::mul_kernel_types());
+  static const OpClass cls = ops::with_kernel_types(
+      OpClass("MulFwdOp").interface<kernels::MulFwdInterface>("mul"), kernels::mul_kernel_types());
   return cls;
 }
 
 MulFwdOp::MulFwdOp(std::optional<Target> target) : MulFwdOp(ParamMap{}, std::move(target)) {}
 
-MulFwdOp::MulFwdOp(const ParamMap& params, std::optional<Target> target) : Op(op_class(), params, std::move(target)) {}
+MulFwdOp::MulFwdOp(const ParamMap& params, std::optional<Target> target)
+    : Op(op_class(), params, std::move(target)) {}
 
 Tensor MulFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {a, b};
@@ -66,7 +68,8 @@ Tensor MulFwdOp::operator()(const Tensor& a, const Tensor& b, const CallOptions&
 }
 
 CallResult MulFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::MulFwdInterface>(binary_call(args, args.input(0), args.input(1)));
+  auto kernel =
+      kernel_for<kernels::MulFwdInterface>(binary_call(args, args.input(0), args.input(1)));
   const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
   kernel->forward(*a, *b, out);

@@ -1,6 +1,4 @@
 // The norm family's op classes: their construction, forward and registration.
-#include "tileops/ops/norm.hpp"
-
 #include "kernels/norm/cpu/norm_cpu.hpp"
 #include "kernels/norm/impls.hpp"
 #include "kernels/norm/interface.hpp"
@@ -8,6 +6,7 @@
 #include "ops/op_class_util.hpp"
 #include "ops/op_util.hpp"
 #include "tileops/op/registry.hpp"
+#include "tileops/ops/norm.hpp"
 
 namespace tileops {
 
@@ -16,9 +15,13 @@ using kernels::NormCall;
 namespace {
 
 // eps = None means float32's machine epsilon (docs/manifest.md: torch computes in float32).
-double resolve_eps(const Value& eps) { return eps.is_none() ? kernels::cpu::kDefaultRmsNormEps : eps.as_float(); }
+double resolve_eps(const Value& eps) {
+  return eps.is_none() ? kernels::cpu::kDefaultRmsNormEps : eps.as_float();
+}
 
-std::int64_t row_length(const Value& normalized_shape) { return normalized_shape.as_int_list().numel(); }
+std::int64_t row_length(const Value& normalized_shape) {
+  return normalized_shape.as_int_list().numel();
+}
 
 }  // namespace
 
@@ -26,12 +29,15 @@ std::int64_t row_length(const Value& normalized_shape) { return normalized_shape
 
 const OpClass& RMSNormFwdOp::op_class() {
   static const OpClass cls = ops::with_kernel_types(
-      OpClass("RMSNormFwdOp").interface<kernels::RMSNormFwdInterface>("rms_norm"), kernels::rms_norm_kernel_types());
+      OpClass("RMSNormFwdOp").interface<kernels::RMSNormFwdInterface>("rms_norm"),
+      kernels::rms_norm_kernel_types());
   return cls;
 }
 
-RMSNormFwdOp::RMSNormFwdOp(Shape normalized_shape, std::optional<double> eps, std::optional<Target> target)
-    : RMSNormFwdOp(ParamMap{{"normalized_shape", Value(std::move(normalized_shape))}, {"eps", ops::optional_float(eps)}},
+RMSNormFwdOp::RMSNormFwdOp(Shape normalized_shape, std::optional<double> eps,
+                           std::optional<Target> target)
+    : RMSNormFwdOp(ParamMap{{"normalized_shape", Value(std::move(normalized_shape))},
+                            {"eps", ops::optional_float(eps)}},
                    std::move(target)) {}
 
 RMSNormFwdOp::RMSNormFwdOp(const ParamMap& params, std::optional<Target> target)
@@ -39,7 +45,8 @@ RMSNormFwdOp::RMSNormFwdOp(const ParamMap& params, std::optional<Target> target)
       row_length_(row_length(param("normalized_shape"))),
       eps_(resolve_eps(param("eps"))) {}
 
-Tensor RMSNormFwdOp::operator()(const Tensor& x, const std::optional<Tensor>& weight, const CallOptions& options) {
+Tensor RMSNormFwdOp::operator()(const Tensor& x, const std::optional<Tensor>& weight,
+                                const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {x, weight};
   return ops::first_output(call(inputs, options));
 }
@@ -64,13 +71,15 @@ CallResult RMSNormFwdOp::forward(const CallArgs& args) {
 
 const OpClass& LayerNormFwdOp::op_class() {
   static const OpClass cls = ops::with_kernel_types(
-      OpClass("LayerNormFwdOp").interface<kernels::LayerNormFwdInterface>("layer_norm"), kernels::layer_norm_kernel_types());
+      OpClass("LayerNormFwdOp").interface<kernels::LayerNormFwdInterface>("layer_norm"),
+      kernels::layer_norm_kernel_types());
   return cls;
 }
 
 LayerNormFwdOp::LayerNormFwdOp(Shape normalized_shape, double eps, std::optional<Target> target)
-    : LayerNormFwdOp(ParamMap{{"normalized_shape", Value(std::move(normalized_shape))}, {"eps", Value(eps)}},
-                     std::move(target)) {}
+    : LayerNormFwdOp(
+          ParamMap{{"normalized_shape", Value(std::move(normalized_shape))}, {"eps", Value(eps)}},
+          std::move(target)) {}
 
 LayerNormFwdOp::LayerNormFwdOp(const ParamMap& params, std::optional<Target> target)
     : Op(op_class(), params, std::move(target)),
@@ -101,9 +110,10 @@ CallResult LayerNormFwdOp::forward(const CallArgs& args) {
 // ---- FusedAddRMSNormFwdOp --------------------------------------------------------------------
 
 const OpClass& FusedAddRMSNormFwdOp::op_class() {
-  static const OpClass cls =
-      ops::with_kernel_types(OpClass("FusedAddRMSNormFwdOp").interface<kernels::FusedAddRMSNormFwdInterface>("fused_add_rms_norm"),
-                 kernels::fused_add_rms_norm_kernel_types());
+  static const OpClass cls = ops::with_kernel_types(
+      OpClass("FusedAddRMSNormFwdOp")
+          .interface<kernels::FusedAddRMSNormFwdInterface>("fused_add_rms_norm"),
+      kernels::fused_add_rms_norm_kernel_types());
   return cls;
 }
 
@@ -113,8 +123,8 @@ FusedAddRMSNormFwdOp::FusedAddRMSNormFwdOp(std::optional<double> eps, std::optio
 FusedAddRMSNormFwdOp::FusedAddRMSNormFwdOp(const ParamMap& params, std::optional<Target> target)
     : Op(op_class(), params, std::move(target)), eps_(resolve_eps(param("eps"))) {}
 
-Tensor FusedAddRMSNormFwdOp::operator()(const Tensor& x, const Tensor& residual, const Tensor& weight,
-                                        const CallOptions& options) {
+Tensor FusedAddRMSNormFwdOp::operator()(const Tensor& x, const Tensor& residual,
+                                        const Tensor& weight, const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {x, residual, weight};
   return ops::first_output(call(inputs, options));
 }

@@ -8,15 +8,16 @@
 namespace tileops {
 
 const OpClass& ResidualRMSNormFwdOp::op_class() {
-  static const OpClass cls = OpClass("ResidualRMSNormFwdOp").stage<AddFwdOp>("add").stage<RMSNormFwdOp>("norm");
+  static const OpClass cls =
+      OpClass("ResidualRMSNormFwdOp").stage<AddFwdOp>("add").stage<RMSNormFwdOp>("norm");
   return cls;
 }
 
 ResidualRMSNormFwdOp::ResidualRMSNormFwdOp(Shape normalized_shape, std::optional<double> eps,
                                            std::optional<Target> target)
-    : ResidualRMSNormFwdOp(
-          ParamMap{{"normalized_shape", Value(std::move(normalized_shape))}, {"eps", ops::optional_float(eps)}},
-          std::move(target)) {}
+    : ResidualRMSNormFwdOp(ParamMap{{"normalized_shape", Value(std::move(normalized_shape))},
+                                    {"eps", ops::optional_float(eps)}},
+                           std::move(target)) {}
 
 // The sub-ops' construction arguments are settled here, so both are held before any call
 // (seeds: composite-ops Table 1, row 1).
@@ -27,7 +28,8 @@ ResidualRMSNormFwdOp::ResidualRMSNormFwdOp(const ParamMap& params, std::optional
           "norm", Identity(), nullptr,
           ParamMap{{"normalized_shape", param("normalized_shape")}, {"eps", param("eps")}})) {}
 
-ResidualRMSNormFwdOp::Result ResidualRMSNormFwdOp::operator()(const Tensor& x, const Tensor& residual,
+ResidualRMSNormFwdOp::Result ResidualRMSNormFwdOp::operator()(const Tensor& x,
+                                                              const Tensor& residual,
                                                               const std::optional<Tensor>& weight,
                                                               const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {x, residual, weight};

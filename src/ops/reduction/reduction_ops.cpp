@@ -1,12 +1,11 @@
 // The reduction family's op classes.
-#include "tileops/ops/reduction.hpp"
-
 #include "kernels/reduction/impls.hpp"
 #include "kernels/reduction/interface.hpp"
 #include "ops/families.hpp"
 #include "ops/op_class_util.hpp"
 #include "ops/op_util.hpp"
 #include "tileops/op/registry.hpp"
+#include "tileops/ops/reduction.hpp"
 
 namespace tileops {
 
@@ -14,7 +13,8 @@ namespace tileops {
 
 const OpClass& SoftmaxFwdOp::op_class() {
   static const OpClass cls = ops::with_kernel_types(
-      OpClass("SoftmaxFwdOp").interface<kernels::SoftmaxFwdInterface>("softmax"), kernels::softmax_kernel_types());
+      OpClass("SoftmaxFwdOp").interface<kernels::SoftmaxFwdInterface>("softmax"),
+      kernels::softmax_kernel_types());
   return cls;
 }
 
@@ -61,16 +61,18 @@ CallResult SoftmaxFwdOp::forward(const CallArgs& args) {
 // ---- SumFwdOp --------------------------------------------------------------------------------
 
 const OpClass& SumFwdOp::op_class() {
-  static const OpClass cls =
-      ops::with_kernel_types(OpClass("SumFwdOp").interface<kernels::SumFwdInterface>("sum"), kernels::sum_kernel_types());
+  static const OpClass cls = ops::with_kernel_types(
+      OpClass("SumFwdOp").interface<kernels::SumFwdInterface>("sum"), kernels::sum_kernel_types());
   return cls;
 }
 
 SumFwdOp::SumFwdOp(std::optional<Shape> dim, bool keepdim, std::optional<Target> target)
-    : SumFwdOp(ParamMap{{"dim", dim ? Value(std::move(*dim)) : Value()}, {"keepdim", Value(keepdim)}},
-               std::move(target)) {}
+    : SumFwdOp(
+          ParamMap{{"dim", dim ? Value(std::move(*dim)) : Value()}, {"keepdim", Value(keepdim)}},
+          std::move(target)) {}
 
-SumFwdOp::SumFwdOp(const ParamMap& params, std::optional<Target> target) : Op(op_class(), params, std::move(target)) {}
+SumFwdOp::SumFwdOp(const ParamMap& params, std::optional<Target> target)
+    : Op(op_class(), params, std::move(target)) {}
 
 Tensor SumFwdOp::operator()(const Tensor& x, const CallOptions& options) {
   const std::optional<Tensor> inputs[] = {x};
@@ -86,7 +88,8 @@ CallResult SumFwdOp::forward(const CallArgs& args) {
   if (dim.is_none() || dim.as_int_list().empty()) {
     reduced.assign(reduced.size(), true);
   } else {
-    for (std::int64_t a : dim.as_int_list()) reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = true;
+    for (std::int64_t a : dim.as_int_list())
+      reduced[static_cast<std::size_t>(a < 0 ? a + rank : a)] = true;
   }
   kernels::SumCall call;
   call.device = args.device();

@@ -17,11 +17,13 @@
 namespace {
 
 [[maybe_unused]] tileops::KernelBuilder fill_builder(float value) {
-  return [value](std::span<const std::optional<tileops::TensorSpec>> inputs, const tileops::ParamMap&) {
+  return [value](std::span<const std::optional<tileops::TensorSpec>> inputs,
+                 const tileops::ParamMap&) {
     const tileops::TensorSpec x = *inputs[0];
     tileops::TargetKernel k;
     k.run = [value, x](const tileops::TargetCall& c) -> tileops::CallResult {
-      tileops::Tensor y = c.out ? *c.out : tileops::Tensor::empty(x.shape, x.dtype, x.device, c.stream);
+      tileops::Tensor y =
+          c.out ? *c.out : tileops::Tensor::empty(x.shape, x.dtype, x.device, c.stream);
       if (y.dtype() == tileops::DType::kFloat32)
         for (std::int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] = value;
       return {y};
@@ -33,11 +35,12 @@ namespace {
 }  // namespace
 
 #if TILEOPS_PLUGIN_KIND != 4
-extern "C" __attribute__((visibility("default"))) int tileops_backend_register(tileops::BackendRegistrar* registrar,
-                                                                                int abi_version) {
+extern "C" __attribute__((visibility("default"))) int tileops_backend_register(
+    tileops::BackendRegistrar* registrar, int abi_version) {
 #if TILEOPS_PLUGIN_KIND == 0
   if (abi_version != tileops::kBackendAbiVersion) return 1;
-  registrar->detector("plugin_target", [](const tileops::Device& d) { return d == tileops::Device::cuda(21); });
+  registrar->detector("plugin_target",
+                      [](const tileops::Device& d) { return d == tileops::Device::cuda(21); });
   registrar->kernel_builder("PluginToyFwdOp", "plugin_target", fill_builder(42.0f));
 #elif TILEOPS_PLUGIN_KIND == 1
   registrar->detector("wrong_abi_target", [](const tileops::Device&) { return false; });
