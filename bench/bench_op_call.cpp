@@ -7,7 +7,7 @@
 
 #include <cstdlib>
 
-#include "kernels/common/cpu_kernel.hpp"
+#include "kernels/common/cpu/cpu_kernel.hpp"
 #include "kernels/norm/interface.hpp"
 #include "tileops/op/backend.hpp"
 #include "tileops/ops/norm.hpp"
@@ -27,7 +27,7 @@ class NoopRMSNormKernel final
 void force_noop_kernel() {
   static const bool registered = [] {
     register_kernel_type("RMSNormFwdOp",
-                         KernelType::of<NoopRMSNormKernel>("rms_norm_noop", "NoopRMSNormKernel"));
+                         KernelType::of<NoopRMSNormKernel>("rms_norm_noop"));
     setenv("TILEOPS_FORCE", "rms_norm_noop", 1);
     return true;
   }();

@@ -1,34 +1,27 @@
 // The attention family's kernel interfaces and call specs.
 #pragma once
 
-#include <string>
+#include <tuple>
 
 #include "tileops/core/tensor.hpp"
-#include "tileops/op/hash.hpp"
+#include "tileops/op/call_spec.hpp"
 #include "tileops/op/kernel.hpp"
 
 namespace tileops::kernels {
 
-struct AlibiCall : CallSpecBase {
-  std::int64_t num_heads = 0;
-  std::int64_t seq_len = 0;
+// An ALiBi bias of `dtype`; the kernel reads the head count and sequence length from `out`.
+struct AlibiCall : CallSpecOf<AlibiCall> {
   DType dtype = DType::kFloat32;
+  AccessClass access;
 
-  friend bool operator==(const AlibiCall& a, const AlibiCall& b) {
-    return a.device == b.device && a.num_heads == b.num_heads && a.seq_len == b.seq_len &&
-           a.dtype == b.dtype;
-  }
-  std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), num_heads, seq_len,
-                       static_cast<int>(dtype));
-  }
-  std::string str() const;
+  auto fields() const { return std::tuple(field("dtype", dtype), field("access", access)); }
 };
 
 class AlibiFwdInterface : public KernelInterface {
  public:
+  static constexpr std::string_view kName = "alibi";
   using Call = AlibiCall;
-  // out[h, i, j] = slope(h) * (j - i).
+  // out[h, i, j] = slope(h) * (j - i), out of shape [heads, seq_len, seq_len].
   virtual void forward(Tensor& out) = 0;
 };
 

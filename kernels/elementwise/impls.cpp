@@ -1,44 +1,13 @@
-// The elementwise family's implementation tables.
-#include "kernels/elementwise/impls.hpp"
-
-#include <fmt/format.h>
-
-#include "kernels/common/cpu_kernel.hpp"
-#include "kernels/elementwise/cpu/elementwise_cpu.hpp"
-#include "kernels/elementwise/interface.hpp"
+// The elementwise family's implementation table (STYLE.md habit 2): one row per implementation.
+#include "kernels/elementwise/cpu/elementwise_kernels.hpp"
+#include "tileops/op/implementation_table.hpp"
+#include "tileops/ops/elementwise.hpp"
 
 namespace tileops::kernels {
 
-std::string BinaryCall::str() const {
-  return fmt::format("BinaryCall(device={}, numel={}, dtype={}, broadcast={})",
-                     device ? device->str() : "None", numel, dtype_name(dtype), broadcast);
-}
-
-namespace {
-
-class AddCpuKernel final : public CpuKernel<AddCpuKernel, AddFwdInterface> {
- public:
-  using CpuKernel::CpuKernel;
-  static constexpr bool general = true;
-  void forward(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) override {
-    cpu::add(a, b, alpha, out);
-  }
-};
-
-class MulCpuKernel final : public CpuKernel<MulCpuKernel, MulFwdInterface> {
- public:
-  using CpuKernel::CpuKernel;
-  static constexpr bool general = true;
-  void forward(const Tensor& a, const Tensor& b, Tensor& out) override { cpu::mul(a, b, out); }
-};
-
-}  // namespace
-
-std::vector<KernelType> add_kernel_types() {
-  return {KernelType::of<AddCpuKernel>("add_cpu", "AddCpuKernel")};
-}
-std::vector<KernelType> mul_kernel_types() {
-  return {KernelType::of<MulCpuKernel>("mul_cpu", "MulCpuKernel")};
+void elementwise_implementations(ImplementationTable& table) {
+  table.add<AddFwdOp, cpu::AddCpuKernel>("add_cpu");
+  table.add<MulFwdOp, cpu::MulCpuKernel>("mul_cpu");
 }
 
 }  // namespace tileops::kernels

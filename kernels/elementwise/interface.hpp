@@ -1,33 +1,31 @@
 // The elementwise family's kernel interfaces and call spec.
 #pragma once
 
-#include <string>
+#include <tuple>
 
 #include "tileops/core/tensor.hpp"
 #include "tileops/core/value.hpp"
-#include "tileops/op/hash.hpp"
+#include "tileops/op/call_spec.hpp"
 #include "tileops/op/kernel.hpp"
 
 namespace tileops::kernels {
 
-// A binary elementwise call: `numel` output elements of `dtype`, broadcast or not.
-struct BinaryCall : CallSpecBase {
-  std::int64_t numel = 0;
+// A binary elementwise call of `dtype`: whether the inputs broadcast selects the kernel's path;
+// the element count only indexes data and keys nothing.
+struct BinaryCall : CallSpecOf<BinaryCall> {
   DType dtype = DType::kFloat32;
   bool broadcast = false;
+  AccessClass access;
 
-  friend bool operator==(const BinaryCall& a, const BinaryCall& b) {
-    return a.device == b.device && a.numel == b.numel && a.dtype == b.dtype &&
-           a.broadcast == b.broadcast;
+  auto fields() const {
+    return std::tuple(field("dtype", dtype), field("broadcast", broadcast),
+                      field("access", access));
   }
-  std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), numel, static_cast<int>(dtype), broadcast);
-  }
-  std::string str() const;
 };
 
 class AddFwdInterface : public KernelInterface {
  public:
+  static constexpr std::string_view kName = "add";
   using Call = BinaryCall;
   // out = a + alpha * b, a and b broadcast to out's shape.
   virtual void forward(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) = 0;
@@ -35,6 +33,7 @@ class AddFwdInterface : public KernelInterface {
 
 class MulFwdInterface : public KernelInterface {
  public:
+  static constexpr std::string_view kName = "mul";
   using Call = BinaryCall;
   // out = a * b, a and b broadcast to out's shape.
   virtual void forward(const Tensor& a, const Tensor& b, Tensor& out) = 0;

@@ -3,35 +3,35 @@
 // allocated (or is the caller's out buffer) with the output's shape and dtype.
 #pragma once
 
-#include <string>
+#include <cstdint>
+#include <tuple>
 
 #include "tileops/core/tensor.hpp"
-#include "tileops/op/hash.hpp"
+#include "tileops/op/call_spec.hpp"
 #include "tileops/op/kernel.hpp"
 
 namespace tileops::kernels {
 
-// One normalisation call: rows of `n` elements of `dtype`.
-struct NormCall : CallSpecBase {
+// One normalisation call: rows of `n` elements of `dtype`. The row length keys it (kernels pick
+// their layout by it, and models have a handful of them); the number of rows does not.
+struct NormCall : CallSpecOf<NormCall> {
   std::int64_t n = 0;
-  double eps = 0;
+  double eps = 0;  // resolved: None is kDefaultNormEps
   DType dtype = DType::kFloat32;
   bool has_weight = false;
   bool has_bias = false;
+  AccessClass access;
 
-  friend bool operator==(const NormCall& a, const NormCall& b) {
-    return a.device == b.device && a.n == b.n && a.eps == b.eps && a.dtype == b.dtype &&
-           a.has_weight == b.has_weight && a.has_bias == b.has_bias;
+  auto fields() const {
+    return std::tuple(field("n", n), field("eps", eps), field("dtype", dtype),
+                      field("has_weight", has_weight), field("has_bias", has_bias),
+                      field("access", access));
   }
-  std::size_t hash() const noexcept {
-    return hash_fields(device.value_or(Device::meta()), n, eps, static_cast<int>(dtype), has_weight,
-                       has_bias);
-  }
-  std::string str() const;
 };
 
 class RMSNormFwdInterface : public KernelInterface {
  public:
+  static constexpr std::string_view kName = "rms_norm";
   using Call = NormCall;
   // out = x * rsqrt(mean(x^2) + eps) [* weight], row by row.
   virtual void forward(const Tensor& x, const Tensor* weight, Tensor& out) = 0;
@@ -39,6 +39,7 @@ class RMSNormFwdInterface : public KernelInterface {
 
 class LayerNormFwdInterface : public KernelInterface {
  public:
+  static constexpr std::string_view kName = "layer_norm";
   using Call = NormCall;
   // out = (x - mean) / sqrt(var + eps) [* weight] [+ bias], biased variance.
   virtual void forward(const Tensor& x, const Tensor* weight, const Tensor* bias, Tensor& out) = 0;
@@ -46,6 +47,7 @@ class LayerNormFwdInterface : public KernelInterface {
 
 class FusedAddRMSNormFwdInterface : public KernelInterface {
  public:
+  static constexpr std::string_view kName = "fused_add_rms_norm";
   using Call = NormCall;
   // residual <- x + residual (in place), out = rms_norm(residual) * weight.
   virtual void forward(const Tensor& x, Tensor& residual, const Tensor& weight, Tensor& out) = 0;

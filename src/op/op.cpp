@@ -155,3 +155,9 @@ Tensor Op::allocate_output(const CallArgs& args, std::size_t i) const {
 }
 
 }  // namespace tileops
+
+namespace tileops {
+
+KernelCalls Op::kernel_calls(const CallArgs&) const { return {}; }
+
+}  // namespace tileops

@@ -1,5 +1,7 @@
 #include "tileops/op/op_class.hpp"
 
+#include "tileops/op/implementation_table.hpp"
+
 namespace tileops {
 
 OpClass::OpClass(std::string name, const manifest::Manifest* manifest)
@@ -18,6 +20,20 @@ const std::shared_ptr<const manifest::SignaturePlan>& OpClass::plan() const {
     if (!plan_cache_->plan) manifest().at(name_);  // throws ManifestError naming the op
   });
   return plan_cache_->plan;
+}
+
+}  // namespace tileops
+
+namespace tileops {
+
+OpClass op_class_from_table(std::string_view op, FamilyTable table,
+                            const manifest::Manifest* manifest) {
+  ImplementationTable rows(op);
+  table(rows);
+  OpClass cls{std::string(op), manifest};
+  for (const InterfaceDecl& i : rows.interfaces()) cls.interface_decl(i);
+  for (const KernelType& t : rows.kernel_types()) cls.kernel_type(t);
+  return cls;
 }
 
 }  // namespace tileops

@@ -5,7 +5,7 @@
 #include <map>
 #include <mutex>
 
-#include "ops/families.hpp"
+#include "ops/registration.hpp"
 
 namespace tileops {
 namespace {
@@ -32,10 +32,7 @@ void register_op_class(const OpClass& cls, OpFactory make) {
 void register_builtin_ops() {
   static std::once_flag once;
   std::call_once(once, [] {
-    ops::register_norm_ops();
-    ops::register_reduction_ops();
-    ops::register_elementwise_ops();
-    ops::register_attention_ops();
+    ops::register_generated_op_classes();
   });
 }
 

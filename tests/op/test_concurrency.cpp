@@ -178,7 +178,7 @@ TEST(Concurrency, ParallelCompositeCallsFileTheirOwnSubCalls) {
 TEST(Concurrency, TuningRequestedWhileEntriesAreBeingBuiltReachesEveryEntry) {
   ToyOp op(toy_class(unique_op("TuneRace"))
                .interface<Scaling>("scale")
-               .kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+               .kernel<AnyDeviceKernel>("any_device"));
   std::barrier start(kThreads + 1);
   std::thread tuner([&] {
     start.arrive_and_wait();
@@ -206,7 +206,7 @@ TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
   // under the readers.
   ToyOp op(toy_class(unique_op("HitRace"))
                .interface<Scaling>("scale")
-               .kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+               .kernel<AnyDeviceKernel>("any_device"));
   constexpr int kWriters = 2;
   constexpr int kSpecsPerWriter = 1500;
   constexpr int kHot = 8;

@@ -22,7 +22,7 @@ TEST(Conformance, Item01_SelectionByApplicabilityAndPrecedence) {
   // An implementation preferred over all of them but not available on the call's device changes
   // no answer.
   ToyOp more(with_selection_table(toy_class(unique_op("Select")))
-                 .kernel<CudaOnlyKernel>("cuda_only", "CudaOnlyKernel"));
+                 .kernel<CudaOnlyKernel>("cuda_only"));
   EXPECT_EQ(more.key_for("scale", scaling(0)), "general");
   EXPECT_EQ(more.key_for("scale", scaling(5)), "positive");
   EXPECT_EQ(more.key_for("scale", scaling(20)), "band");
@@ -33,7 +33,7 @@ TEST(Conformance, Item01_SelectionByApplicabilityAndPrecedence) {
 // Item 2.
 TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
   const std::string name = unique_op("Ambiguous");
-  ToyOp op(with_selection_table(toy_class(name)).kernel<OverlapKernel>("overlap", "OverlapKernel"));
+  ToyOp op(with_selection_table(toy_class(name)).kernel<OverlapKernel>("overlap"));
   EXPECT_EQ(error_of<SelectionError>([&] { op.key_for("scale", scaling(5)); }),
             name +
                 ": dispatch is ambiguous: positive, overlap all serve this call, and none is "
@@ -42,10 +42,10 @@ TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
   const std::string name2 = unique_op("Unserved");
   ToyOp no_general(toy_class(name2)
                        .interface<Scaling>("scale")
-                       .kernel<PositiveKernel>("positive", "PositiveKernel")
-                       .kernel<BandKernel>("band", "BandKernel")
-                       .kernel<HundredsKernel>("hundreds", "HundredsKernel")
-                       .kernel<NegativeKernel>("negative", "NegativeKernel"));
+                       .kernel<PositiveKernel>("positive")
+                       .kernel<BandKernel>("band")
+                       .kernel<HundredsKernel>("hundreds")
+                       .kernel<NegativeKernel>("negative"));
   EXPECT_EQ(error_of<SelectionError>([&] { no_general.key_for("scale", scaling(0)); }),
             name2 +
                 ": no implementation serves this call: positive (PositiveKernel: serves n > 0), "
@@ -58,7 +58,7 @@ TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
 // Item 3.
 TEST(Conformance, Item03_NoKeyListsTheDeviceType) {
   const std::string name = unique_op("Elsewhere");
-  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"), {},
+  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"), {},
            kBuiltin);
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { op(cpu({4})); }),
             name + "'s in-tree kernels do not run on cpu; known targets for this op: []");
@@ -107,8 +107,8 @@ TEST(Conformance, Item04_StatedDeviceFactsAreRefusedByKernelForAcceptedByKeyFor)
   const std::string name = unique_op("Stated");
   ToyOp op(toy_class(name)
                .interface<Scaling>("scale")
-               .kernel<GeneralKernel>("general", "GeneralKernel")
-               .kernel<Sm90Kernel>("sm90", "Sm90Kernel"));
+               .kernel<GeneralKernel>("general")
+               .kernel<Sm90Kernel>("sm90"));
   ScalingCall plain = scaling(5);
   op.kernel_for<Scaling>(plain);
   ScalingCall stated = plain;
@@ -146,7 +146,7 @@ TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDev
   FakeAccelerator accel(90, 0);
   ToyOp op(toy_class(unique_op("Identity"))
                .interface<Scaling>("scale")
-               .kernel<AnyDeviceKernel>("any_device", "AnyDeviceKernel"));
+               .kernel<AnyDeviceKernel>("any_device"));
   auto one = op.kernel_for<Scaling>(scaling(1, Device::cuda(0)));
   auto nine = op.kernel_for<Scaling>(scaling(9, Device::cuda(0)));
   EXPECT_EQ(one, nine);
@@ -178,12 +178,12 @@ TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDev
 TEST(Conformance, Item06_RegisteredKernelTypes) {
   const std::string name = unique_op("Registered");
   OpClass& cls =
-      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
   ToyOp before(cls);
-  register_kernel_type(name, KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
+  register_kernel_type(name, KernelType::of<PositiveKernel>("positive"));
   EXPECT_THAT(error_of<BackendError>([&] {
                 register_kernel_type(name,
-                                     KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
+                                     KernelType::of<PositiveKernel>("positive"));
               }),
               HasSubstr("'positive' is already registered for " + name));
   before(cpu({5}));
@@ -194,9 +194,9 @@ TEST(Conformance, Item06_RegisteredKernelTypes) {
 
   const std::string clash = unique_op("Clash");
   OpClass& clash_cls = toy_class(clash).interface<Scaling>("scale").kernel<GeneralKernel>(
-      "general", "GeneralKernel");
+      "general");
   register_kernel_type(clash,
-                       KernelType::of<SecondGeneralKernel>("general", "SecondGeneralKernel"));
+                       KernelType::of<SecondGeneralKernel>("general"));
   EXPECT_EQ(error_of<ContractError>([&] { ToyOp op(clash_cls); }),
             "implementations registered for " + clash + " reuse keys it has: ['general']");
 }

@@ -48,8 +48,8 @@ TEST(ConstructionTable1, Row3_InstallsTheTableChecksContractsAndBuildsEmptyEntry
   FakeAccelerator accel;
   OpClass& bad = toy_class(unique_op("TwoGenerals"))
                      .interface<Scaling>("scale")
-                     .kernel<GeneralKernel>("general", "GeneralKernel")
-                     .kernel<SecondGeneralKernel>("second_general", "SecondGeneralKernel");
+                     .kernel<GeneralKernel>("general")
+                     .kernel<SecondGeneralKernel>("second_general");
   EXPECT_THROW(ToyOp op(bad), ContractError);
   OpClass& cls = with_selection_table(toy_class(unique_op("Installs")));
   ToyOp op(cls);
@@ -262,9 +262,9 @@ TEST(ConstructionTable4, Row1_TargetIsSelectedAtTheFirstCallAndUnchangedAfter) {
 TEST(ConstructionTable4, Row2_RegisteredKernelTypeIsMergedAtConstruction) {
   const std::string name = unique_op("Merged");
   OpClass& cls =
-      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general", "GeneralKernel");
+      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
   ToyOp before(cls);
-  register_kernel_type(name, KernelType::of<PositiveKernel>("positive", "PositiveKernel"));
+  register_kernel_type(name, KernelType::of<PositiveKernel>("positive"));
   ToyOp after(cls);
   EXPECT_EQ(before.key_for("scale", scaling(5)), "general");
   EXPECT_EQ(after.key_for("scale", scaling(5)), "positive");  // by its own declarations
@@ -275,12 +275,11 @@ TEST(ConstructionTable4, Row2_RegisteredKernelTypeIsMergedAtConstruction) {
 // Table 5: kernel type and entry.
 
 OpClass& bucket_class(const std::string& name) {
-  return toy_class(name).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device",
-                                                                             "AnyDeviceKernel");
+  return toy_class(name).interface<Scaling>("scale").kernel<AnyDeviceKernel>("any_device");
 }
 
 TEST(ConstructionTable5, Row1_KernelTypeIsTheClassEntryIsAnObjectBuiltForACall) {
-  KernelType type = KernelType::of<BandKernel>("band", "BandKernel");
+  KernelType type = KernelType::of<BandKernel>("band");
   EXPECT_EQ(type.key, "band");
   EXPECT_EQ(type.class_name, "BandKernel");
   EXPECT_EQ(type.interface_type, std::type_index(typeid(Scaling)));
@@ -299,10 +298,10 @@ TEST(ConstructionTable5, Row2_EntryIsBuiltWhenTheFirstCallThatNeedsItArrives) {
 }
 
 TEST(ConstructionTable5, Row3_TypeCarriesDeclarationsEntryCarriesItsConstructionArguments) {
-  KernelType type = KernelType::of<Sm90Kernel>("sm90", "Sm90Kernel");
+  KernelType type = KernelType::of<Sm90Kernel>("sm90");
   EXPECT_EQ(type.devices, std::vector<DeviceType>{DeviceType::kCUDA});
   EXPECT_EQ(type.supported_archs, std::vector<int>{90});
-  KernelType band = KernelType::of<BandKernel>("band", "BandKernel");
+  KernelType band = KernelType::of<BandKernel>("band");
   EXPECT_EQ(band.preferred_over, std::vector<std::string>{"positive"});
   ScalingCall five = scaling(5);
   EXPECT_EQ(band.refusal(&five), "serves 10 < n <= 50");

@@ -96,7 +96,7 @@ TEST(Errors, OpNotAvailable) {
   // A composite that declares kernels of its own gets the same error.
   ToyOp owning_composite(composite_class(unique_op("KernelComposite"))
                              .interface<Scaling>("scale")
-                             .kernel<GeneralKernel>("general", "GeneralKernel"),
+                             .kernel<GeneralKernel>("general"),
                          {}, Target::named(target));
   EXPECT_THAT(error_of<OpNotAvailableError>([&] { owning_composite(cpu({4})); }),
               HasSubstr("registers no kernel builder"));
@@ -104,7 +104,7 @@ TEST(Errors, OpNotAvailable) {
   // In-tree kernels that do not run on the call's device.
   const std::string cuda_only = unique_op("CudaOnly");
   ToyOp elsewhere(
-      toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"));
+      toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"));
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { elsewhere(cpu({4})); }),
             cuda_only + "'s in-tree kernels do not run on cpu; known targets for this op: []");
   still_usable(elsewhere);
@@ -124,7 +124,7 @@ TEST(Errors, OpNotAvailable) {
 TEST(Errors, ArchitectureRefusalOnTheFakeAccelerator) {
   FakeAccelerator accel(80);
   const std::string name = unique_op("Arch");
-  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90", "Sm90Kernel"));
+  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"));
   // Construction read no device fact; the refusal comes when the kernel is first selected.
   EXPECT_EQ(accel.fact_reads(), 0);
   EXPECT_EQ(error_of<SelectionError>([&] { op(on_cuda({4}, 0)); }),
@@ -143,9 +143,9 @@ TEST(Errors, SelectionErrorsListEveryRefusal) {
   const std::string name = unique_op("Refusals");
   ToyOp op(toy_class(name)
                .interface<Scaling>("scale")
-               .kernel<PositiveKernel>("positive", "PositiveKernel")
-               .kernel<Sm90Kernel>("sm90", "Sm90Kernel")
-               .kernel<OverlapKernel>("overlap", "OverlapKernel"));
+               .kernel<PositiveKernel>("positive")
+               .kernel<Sm90Kernel>("sm90")
+               .kernel<OverlapKernel>("overlap"));
   EXPECT_EQ(op.key_for("scale", scaling(20)), "positive");
   EXPECT_EQ(
       error_of<SelectionError>([&] { op.key_for("scale", scaling(-2)); }),
@@ -170,22 +170,22 @@ TEST(Errors, ContractErrorsAtConstruction) {
   const std::string reused = unique_op("Reused");
   EXPECT_EQ(contract_error(toy_class(reused)
                                .interface<Scaling>("scale")
-                               .kernel<GeneralKernel>("general", "GeneralKernel")
-                               .kernel<PositiveKernel>("general", "PositiveKernel")),
+                               .kernel<GeneralKernel>("general")
+                               .kernel<PositiveKernel>("general")),
             reused + " installs the key 'general' twice");
   const std::string generals = unique_op("Generals");
   EXPECT_EQ(
       contract_error(toy_class(generals)
                          .interface<Scaling>("scale")
-                         .kernel<GeneralKernel>("general", "GeneralKernel")
-                         .kernel<SecondGeneralKernel>("second_general", "SecondGeneralKernel")),
+                         .kernel<GeneralKernel>("general")
+                         .kernel<SecondGeneralKernel>("second_general")),
       generals + ": interface 'scale' has more than one general implementation");
   const std::string foreign = unique_op("Foreign");
   EXPECT_EQ(contract_error(toy_class(foreign)
                                .interface<Scaling>("scale")
                                .interface<Shifting>("shift")
-                               .kernel<ForeignPreferenceKernel>("band", "ForeignPreferenceKernel")
-                               .kernel<ShiftKernel>("shift", "ShiftKernel")),
+                               .kernel<ForeignPreferenceKernel>("band")
+                               .kernel<ShiftKernel>("shift")),
             foreign +
                 ": ForeignPreferenceKernel ('band') is preferred over ['shift']; preferred_over "
                 "names only other "
@@ -193,7 +193,7 @@ TEST(Errors, ContractErrorsAtConstruction) {
   const std::string missing = unique_op("Missing");
   EXPECT_EQ(
       contract_error(
-          toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band", "BandKernel")),
+          toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band")),
       missing +
           ": BandKernel ('band') is preferred over ['positive']; preferred_over names only other "
           "implementations of interface 'scale'");
@@ -201,22 +201,22 @@ TEST(Errors, ContractErrorsAtConstruction) {
   EXPECT_EQ(
       contract_error(toy_class(general_prefers)
                          .interface<Scaling>("scale")
-                         .kernel<PreferringGeneralKernel>("general", "PreferringGeneralKernel")
-                         .kernel<PositiveKernel>("positive", "PositiveKernel")),
+                         .kernel<PreferringGeneralKernel>("general")
+                         .kernel<PositiveKernel>("positive")),
       general_prefers +
           ": PreferringGeneralKernel ('general') is general and is preferred over ['positive']; a "
           "general implementation ranks below every other and declares no preference");
   const std::string cycle = unique_op("Cycle");
   EXPECT_EQ(contract_error(toy_class(cycle)
                                .interface<Scaling>("scale")
-                               .kernel<CycleAKernel>("cycle_a", "CycleAKernel")
-                               .kernel<CycleBKernel>("cycle_b", "CycleBKernel")),
+                               .kernel<CycleAKernel>("cycle_a")
+                               .kernel<CycleBKernel>("cycle_b")),
             cycle + ": preferences form a cycle through 'cycle_a'");
   const std::string orphan = unique_op("Orphan");
   EXPECT_EQ(contract_error(toy_class(orphan)
                                .interface<Scaling>("scale")
-                               .kernel<GeneralKernel>("general", "GeneralKernel")
-                               .kernel<ShiftKernel>("shift", "ShiftKernel")),
+                               .kernel<GeneralKernel>("general")
+                               .kernel<ShiftKernel>("shift")),
             orphan + " keys implement none of its kernel interfaces: ['shift']");
 }
 

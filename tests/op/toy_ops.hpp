@@ -368,11 +368,11 @@ struct ShiftKernel : Kernel, Shifting {
 // The implementation table of reference §8 item 1.
 inline OpClass& with_selection_table(OpClass& cls) {
   return cls.interface<Scaling>("scale")
-      .kernel<GeneralKernel>("general", "GeneralKernel")
-      .kernel<PositiveKernel>("positive", "PositiveKernel")
-      .kernel<BandKernel>("band", "BandKernel")
-      .kernel<HundredsKernel>("hundreds", "HundredsKernel")
-      .kernel<NegativeKernel>("negative", "NegativeKernel");
+      .kernel<GeneralKernel>("general")
+      .kernel<PositiveKernel>("positive")
+      .kernel<BandKernel>("band")
+      .kernel<HundredsKernel>("hundreds")
+      .kernel<NegativeKernel>("negative");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ class ToySubOp : public ToyOp {
   static const OpClass& op_class() {
     static const OpClass& cls = toy_class("ToySubFwdOp")
                                     .interface<Scaling>("scale")
-                                    .kernel<GeneralKernel>("general", "GeneralKernel");
+                                    .kernel<GeneralKernel>("general");
     return cls;
   }
   ToySubOp(ParamMap params, std::optional<Target> target)

@@ -9,6 +9,7 @@
 
 #include "cpu_numerics.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
+#include "tileops/ops/defaults.hpp"
 #include "norm_oracles.hpp"
 #include "tileops/core/error.hpp"
 
@@ -49,8 +50,8 @@ void check_rms_norm_all_shapes(const RmsNormKernel& kernel) {
       }
     }
     // Several batch axes, and eps = None resolved by the op layer.
-    check_rms_norm(kernel, {2, 3, 33}, 33, dtype, true, k::kDefaultRmsNormEps, seed++);
-    check_rms_norm(kernel, {1, 4096}, 4096, dtype, false, k::kDefaultRmsNormEps, seed++);
+    check_rms_norm(kernel, {2, 3, 33}, 33, dtype, true, kDefaultNormEps, seed++);
+    check_rms_norm(kernel, {1, 4096}, 4096, dtype, false, kDefaultNormEps, seed++);
   }
 }
 
@@ -134,7 +135,7 @@ TEST(NormCpu, FusedAddRmsNormWritesResidualAndNormalizesIt) {
       const std::vector<double> xd = to_doubles(x);
       const std::vector<double> rd = to_doubles(residual);
       Tensor out = poisoned_tensor(shape, dtype);
-      k::fused_add_rms_norm(x, residual, w, k::kDefaultRmsNormEps, n, out);
+      k::fused_add_rms_norm(x, residual, w, kDefaultNormEps, n, out);
 
       // The stored residual is x + residual rounded to T. The double sum of two T values is
       // exact, so rounding it to T (via float32, as any float-computing kernel does) is the only
@@ -149,7 +150,7 @@ TEST(NormCpu, FusedAddRmsNormWritesResidualAndNormalizesIt) {
 
       const std::vector<double> wd = to_doubles(w);
       EXPECT_TRUE(all_close(to_doubles(out),
-                            rms_norm_oracle(want_residual, &wd, k::kDefaultRmsNormEps, n),
+                            rms_norm_oracle(want_residual, &wd, kDefaultNormEps, n),
                             tolerance_for(dtype)));
     }
   }

@@ -29,6 +29,8 @@ std::size_t hash_field(const T& value) noexcept {
     return static_cast<std::size_t>(std::bit_cast<std::uint64_t>(static_cast<double>(value) + 0.0));
   } else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) {
     return static_cast<std::size_t>(value);
+  } else if constexpr (requires { value.hash(); }) {
+    return static_cast<std::size_t>(value.hash());
   } else {
     return std::hash<T>{}(value);
   }

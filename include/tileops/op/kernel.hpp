@@ -19,37 +19,10 @@
 #include <vector>
 
 #include "tileops/core/device.hpp"
+#include "tileops/op/call_spec.hpp"
 #include "tileops/op/identity.hpp"
 
 namespace tileops {
-
-// What selection and building may read about a device; derived from the call's device on a
-// cache miss, never part of a call spec's equality.
-struct DeviceFacts {
-  int arch = -1;  // SM version (90 for sm_90); -1 off CUDA
-  int sm_count = 0;
-  std::int64_t smem_budget = 0;  // opt-in shared memory per block, bytes
-  friend bool operator==(const DeviceFacts&, const DeviceFacts&) = default;
-};
-
-// Every call spec derives from this. `device` is the call's device (nullopt: the accelerator's
-// current device, filled in by kernel_for). `stated_facts` lets key_for answer for a device the
-// process is not on; kernel_for refuses a spec that states facts (they take no part in equality,
-// so a cache hit would silently accept them).
-struct CallSpecBase {
-  std::optional<Device> device;
-  std::optional<DeviceFacts> stated_facts;
-};
-
-// A call spec: a small struct deriving CallSpecBase with == over its declared fields and device,
-// a field-wise hash() and a str() for messages.
-template <class C>
-concept CallSpec = std::derived_from<C, CallSpecBase> && std::copy_constructible<C> &&
-    requires(const C& a, const C& b) {
-  { a == b } -> std::convertible_to<bool>;
-  { a.hash() } -> std::convertible_to<std::size_t>;
-  { a.str() } -> std::convertible_to<std::string>;
-};
 
 // Base of every kernel interface.
 class KernelInterface {
@@ -126,13 +99,14 @@ struct KernelType {
   // Returns the identity and a builder whose entry is the interface, erased to KernelInterface.
   std::function<EntryRecipe<KernelInterface>(const void* call)> entry_for;
 
+  // The row of `Impl` under `key`; its class name is read from the type.
   template <KernelImplementation Impl>
-  static KernelType of(std::string key, std::string class_name) {
+  static KernelType of(std::string key) {
     using I = typename Impl::Interface;
     using Call = typename I::Call;
     KernelType t;
     t.key = std::move(key);
-    t.class_name = std::move(class_name);
+    t.class_name = detail::unqualified_type_name(typeid(Impl));
     t.interface_type = typeid(I);
     t.call_type = typeid(Call);
     t.devices = Impl::devices();

@@ -65,6 +65,19 @@ struct CallArgs {
   Device device() const { return call.device().value_or(Device::cpu()); }
 };
 
+// A kernel call forward() makes, stated without running it: the interface and its call spec
+// (Op::kernel_calls, which `tileops explain` reads on meta tensors).
+struct KernelCall {
+  std::type_index interface = typeid(void);
+  std::shared_ptr<const void> spec;  // the interface's call spec
+
+  template <class I>
+  static KernelCall of(typename I::Call call) {
+    return {typeid(I), std::make_shared<const typename I::Call>(std::move(call))};
+  }
+};
+using KernelCalls = std::vector<KernelCall>;
+
 // One built entry of an interface (built_entries()).
 struct BuiltEntry {
   std::string key;  // the implementation's key, or the target's cache key for a target kernel
@@ -148,6 +161,10 @@ class Op {
 
   // The op's computation, called when no target serves the instance.
   virtual CallResult forward(const CallArgs& args) = 0;
+  // The kernel calls forward() makes for `args`, without making them: the op's call-spec
+  // builder, which forward() uses too. A composite, whose sub-ops select their own kernels,
+  // states none.
+  virtual KernelCalls kernel_calls(const CallArgs& args) const;
 
   // The one way to hold a sub-op (seeds: composite-ops §1): one (stage, identity) is built once,
   // with this op's target, or `given` is held as passed.

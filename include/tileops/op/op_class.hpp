@@ -49,6 +49,13 @@ struct InterfaceDecl {
   std::type_index interface_type = typeid(void);
   std::type_index call_type = typeid(void);
   const CallSpecOps* call_ops = nullptr;
+
+  template <class I>
+  static InterfaceDecl of(std::string name) {
+    static_assert(std::derived_from<I, KernelInterface>);
+    return {std::move(name), typeid(I), typeid(typename I::Call),
+            &CallSpecOps::of<typename I::Call>()};
+  }
 };
 
 // A stage of a composite op: the sub-op class it holds and how to build one.
@@ -65,14 +72,16 @@ class OpClass {
 
   template <class I>
   OpClass& interface(std::string name) {
-    static_assert(std::derived_from<I, KernelInterface>);
-    interfaces_.push_back({std::move(name), typeid(I), typeid(typename I::Call),
-                           &CallSpecOps::of<typename I::Call>()});
+    interfaces_.push_back(InterfaceDecl::of<I>(std::move(name)));
+    return *this;
+  }
+  OpClass& interface_decl(InterfaceDecl decl) {
+    interfaces_.push_back(std::move(decl));
     return *this;
   }
   template <KernelImplementation Impl>
-  OpClass& kernel(std::string key, std::string class_name) {
-    kernel_types_.push_back(KernelType::of<Impl>(std::move(key), std::move(class_name)));
+  OpClass& kernel(std::string key) {
+    kernel_types_.push_back(KernelType::of<Impl>(std::move(key)));
     return *this;
   }
   OpClass& kernel_type(KernelType type) {

@@ -4,20 +4,15 @@
 // has already checked against the manifest (shapes, one dtype T in {float16, bfloat16, float32},
 // `out` preallocated). The trailing `n` elements of each row are normalized; rows = numel / n.
 // Statistics and the normalization run in float32 and the result is rounded to T once, at the
-// end. `eps` is the resolved value: the op layer maps eps = None to kDefaultRmsNormEps.
+// end. `eps` is the resolved value: the op layer maps eps = None to kDefaultNormEps.
 // Dtypes outside the manifest's set throw CheckError.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 
 #include "tileops/core/tensor.hpp"
 
 namespace tileops::kernels::cpu {
-
-// eps = None of RMSNormFwdOp / FusedAddRMSNormFwdOp: the epsilon of the float32 computation
-// type, 2^-23, for every accepted T (docs/manifest.md §4.1 says why it is not finfo(T).eps).
-inline constexpr double kDefaultRmsNormEps = std::numeric_limits<float>::epsilon();
 
 // out = x * rsqrt(mean(x^2) + eps) [* weight]. weight (nullable) has n elements.
 // rms_norm_rowwise makes one simple pass per row and serves every shape.

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/common/cpu_kernel.hpp"
+#include "kernels/common/cpu/cpu_kernel.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
 #include "kernels/norm/interface.hpp"
 

@@ -1,0 +1,27 @@
+// The reduction family's CPU implementations: adapters from the kernel interfaces to the
+// reference functions of reduction_cpu.hpp.
+#pragma once
+
+#include "kernels/common/cpu/cpu_kernel.hpp"
+#include "kernels/reduction/cpu/reduction_cpu.hpp"
+#include "kernels/reduction/interface.hpp"
+
+namespace tileops::kernels::cpu {
+
+class SoftmaxCpuKernel final : public CpuKernel<SoftmaxCpuKernel, SoftmaxFwdInterface> {
+ public:
+  using CpuKernel::CpuKernel;
+  static constexpr bool general = true;
+  void forward(const Tensor& x, std::int64_t dim, Tensor& out) override { softmax(x, dim, out); }
+};
+
+class SumCpuKernel final : public CpuKernel<SumCpuKernel, SumFwdInterface> {
+ public:
+  using CpuKernel::CpuKernel;
+  static constexpr bool general = true;
+  void forward(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) override {
+    sum(x, reduced, out);
+  }
+};
+
+}  // namespace tileops::kernels::cpu

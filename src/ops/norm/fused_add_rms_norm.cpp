@@ -1,0 +1,39 @@
+// FusedAddRMSNormFwdOp (manifest/norm.yaml): the call spec and forward; the class is generated.
+#include "kernels/norm/interface.hpp"
+#include "ops/op_support.hpp"
+#include "tileops/ops/norm.hpp"
+
+namespace tileops {
+namespace {
+
+kernels::NormCall norm_call(const FusedAddRMSNormFwdOp& op, const CallArgs& args) {
+  const Tensor& x = args.input(0);
+  kernels::NormCall call;
+  call.device = args.device();
+  call.n = x.dim() == 0 ? 1 : x.shape().back();
+  call.eps = op.eps().value_or(kDefaultNormEps);
+  call.dtype = x.dtype();
+  call.has_weight = true;
+  call.access = ops::access_class(args);
+  return call;
+}
+
+}  // namespace
+
+KernelCalls FusedAddRMSNormFwdOp::kernel_calls(const CallArgs& args) const {
+  return {KernelCall::of<kernels::FusedAddRMSNormFwdInterface>(norm_call(*this, args))};
+}
+
+CallResult FusedAddRMSNormFwdOp::forward(const CallArgs& args) {
+  auto kernel = kernel_for<kernels::FusedAddRMSNormFwdInterface>(norm_call(*this, args));
+  const ops::ContiguousInput x(args, 0), weight(args, 2);
+  // The residual is written in place, so a strided one is updated through a contiguous copy.
+  Tensor residual = args.input(1);
+  Tensor work = residual.is_contiguous() ? residual : residual.contiguous();
+  Tensor out = allocate_output(args, 0);
+  kernel->forward(*x, work, *weight, out);
+  if (!residual.is_contiguous()) residual.copy_from(work);
+  return ops::single_output(std::move(out));
+}
+
+}  // namespace tileops

@@ -1,0 +1,35 @@
+// LayerNormFwdOp (manifest/norm.yaml): the call spec and forward; the class is generated.
+#include "kernels/norm/interface.hpp"
+#include "ops/op_support.hpp"
+#include "tileops/ops/norm.hpp"
+
+namespace tileops {
+namespace {
+
+kernels::NormCall norm_call(const LayerNormFwdOp& op, const CallArgs& args) {
+  kernels::NormCall call;
+  call.device = args.device();
+  call.n = op.normalized_shape().numel();
+  call.eps = op.eps();
+  call.dtype = args.input(0).dtype();
+  call.has_weight = args.has(1);
+  call.has_bias = args.has(2);
+  call.access = ops::access_class(args);
+  return call;
+}
+
+}  // namespace
+
+KernelCalls LayerNormFwdOp::kernel_calls(const CallArgs& args) const {
+  return {KernelCall::of<kernels::LayerNormFwdInterface>(norm_call(*this, args))};
+}
+
+CallResult LayerNormFwdOp::forward(const CallArgs& args) {
+  auto kernel = kernel_for<kernels::LayerNormFwdInterface>(norm_call(*this, args));
+  const ops::ContiguousInput x(args, 0), weight(args, 1), bias(args, 2);
+  Tensor out = allocate_output(args, 0);
+  kernel->forward(*x, weight.get(), bias.get(), out);
+  return ops::single_output(std::move(out));
+}
+
+}  // namespace tileops
