@@ -20,14 +20,13 @@ class NoopRMSNormKernel final
     : public kernels::CpuKernel<NoopRMSNormKernel, kernels::RMSNormFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
-  void forward(const Tensor&, const Tensor*, Tensor&) override {}
+  void forward(const KernelContext&, const Tensor&, const Tensor*, Tensor&) override {}
 };
 
 // Registers the no-op implementation once and forces it for every RMSNormFwdOp built afterwards.
 void force_noop_kernel() {
   static const bool registered = [] {
-    register_kernel_type("RMSNormFwdOp",
-                         KernelType::of<NoopRMSNormKernel>("rms_norm_noop"));
+    register_kernel_type("RMSNormFwdOp", KernelType::of<NoopRMSNormKernel>("rms_norm_noop"));
     setenv("TILEOPS_FORCE", "rms_norm_noop", 1);
     return true;
   }();

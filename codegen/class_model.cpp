@@ -18,46 +18,58 @@ using manifest::ParamKind;
 
 // C++20's keywords and alternative tokens: a manifest name among them cannot be an argument.
 constexpr std::array<std::string_view, 92> kCppKeywords = {
-    "alignas",      "alignof",     "and",        "and_eq",       "asm",
-    "auto",         "bitand",      "bitor",      "bool",         "break",
-    "case",         "catch",       "char",       "char8_t",      "char16_t",
-    "char32_t",     "class",       "compl",      "concept",      "const",
-    "consteval",    "constexpr",   "constinit",  "const_cast",   "continue",
-    "co_await",     "co_return",   "co_yield",   "decltype",     "default",
-    "delete",       "do",          "double",     "dynamic_cast", "else",
-    "enum",         "explicit",    "export",     "extern",       "false",
-    "float",        "for",         "friend",     "goto",         "if",
-    "inline",       "int",         "long",       "mutable",      "namespace",
-    "new",          "noexcept",    "not",        "not_eq",       "nullptr",
-    "operator",     "or",          "or_eq",      "private",      "protected",
-    "public",       "register",    "reinterpret_cast", "requires", "return",
-    "short",        "signed",      "sizeof",     "static",       "static_assert",
-    "static_cast",  "struct",      "switch",     "template",     "this",
-    "thread_local", "throw",       "true",       "try",          "typedef",
-    "typeid",       "typename",    "union",      "unsigned",     "using",
-    "virtual",      "void",        "volatile",   "wchar_t",      "while",
-    "xor",          "xor_eq"};
+    "alignas",       "alignof",     "and",
+    "and_eq",        "asm",         "auto",
+    "bitand",        "bitor",       "bool",
+    "break",         "case",        "catch",
+    "char",          "char8_t",     "char16_t",
+    "char32_t",      "class",       "compl",
+    "concept",       "const",       "consteval",
+    "constexpr",     "constinit",   "const_cast",
+    "continue",      "co_await",    "co_return",
+    "co_yield",      "decltype",    "default",
+    "delete",        "do",          "double",
+    "dynamic_cast",  "else",        "enum",
+    "explicit",      "export",      "extern",
+    "false",         "float",       "for",
+    "friend",        "goto",        "if",
+    "inline",        "int",         "long",
+    "mutable",       "namespace",   "new",
+    "noexcept",      "not",         "not_eq",
+    "nullptr",       "operator",    "or",
+    "or_eq",         "private",     "protected",
+    "public",        "register",    "reinterpret_cast",
+    "requires",      "return",      "short",
+    "signed",        "sizeof",      "static",
+    "static_assert", "static_cast", "struct",
+    "switch",        "template",    "this",
+    "thread_local",  "throw",       "true",
+    "try",           "typedef",     "typeid",
+    "typename",      "union",       "unsigned",
+    "using",         "virtual",     "void",
+    "volatile",      "wchar_t",     "while",
+    "xor",           "xor_eq"};
 
 // Names a generated class already uses: Op's members (a param accessor of the same name would
 // hide or clash with them) and the names the generated code declares itself.
 constexpr std::array<std::string_view, 30> kReservedMembers = {
-    "allocate_output", "built_entries",  "call",           "delegate_for",   "effect_branch",
-    "eval_roofline",   "explain_call",   "forward",        "held_delegates", "instance_key",
-    "iter_kernels",    "kernel_calls",   "kernel_for",     "key_for",        "kName",
-    "last_call",       "name",           "op_class",       "options",        "param",
-    "params",          "request_tune",   "reset_binding",  "Result",         "serving_target",
-    "target",          "tune_requested", "verdicts",       "inputs",         "operator"};
+    "allocate_output", "built_entries",  "call",          "delegate_for",   "effect_branch",
+    "eval_roofline",   "explain_call",   "forward",       "held_delegates", "instance_key",
+    "iter_kernels",    "kernel_calls",   "kernel_for",    "key_for",        "kName",
+    "last_call",       "name",           "op_class",      "options",        "param",
+    "params",          "request_tune",   "reset_binding", "Result",         "serving_target",
+    "target",          "tune_requested", "verdicts",      "inputs",         "operator"};
 
 [[noreturn]] void fail(const Entry& entry, const std::string& field, const std::string& what) {
-  throw ManifestError(
-      fmt::format("{}: {}: {}: {} (tileops_opgen cannot derive the op class)", entry.file,
-                  entry.name, field, what));
+  throw ManifestError(fmt::format("{}: {}: {}: {} (tileops_opgen cannot derive the op class)",
+                                  entry.file, entry.name, field, what));
 }
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
 }
 
 // A name the generated code declares: an identifier, no keyword, no reserved name; `__` and a
@@ -70,8 +82,8 @@ void check_name(const Entry& entry, const std::string& field, const std::string&
   if (name.find("__") != std::string::npos ||
       (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
     fail(entry, field, fmt::format("'{}' is reserved to the C++ implementation", name));
-  if (member && std::find(kReservedMembers.begin(), kReservedMembers.end(), name) !=
-                    kReservedMembers.end())
+  if (member &&
+      std::find(kReservedMembers.begin(), kReservedMembers.end(), name) != kReservedMembers.end())
     fail(entry, field,
          fmt::format("'{}' clashes with a member every op class has (Op::{} or the generated code)",
                      name, name));
@@ -79,18 +91,30 @@ void check_name(const Entry& entry, const std::string& field, const std::string&
 
 std::string dtype_enumerator(DType d) {
   switch (d) {
-    case DType::kBool: return "DType::kBool";
-    case DType::kUInt8: return "DType::kUInt8";
-    case DType::kInt8: return "DType::kInt8";
-    case DType::kInt16: return "DType::kInt16";
-    case DType::kInt32: return "DType::kInt32";
-    case DType::kInt64: return "DType::kInt64";
-    case DType::kFloat16: return "DType::kFloat16";
-    case DType::kBFloat16: return "DType::kBFloat16";
-    case DType::kFloat32: return "DType::kFloat32";
-    case DType::kFloat64: return "DType::kFloat64";
-    case DType::kFloat8E4M3FN: return "DType::kFloat8E4M3FN";
-    case DType::kFloat8E5M2: return "DType::kFloat8E5M2";
+    case DType::kBool:
+      return "DType::kBool";
+    case DType::kUInt8:
+      return "DType::kUInt8";
+    case DType::kInt8:
+      return "DType::kInt8";
+    case DType::kInt16:
+      return "DType::kInt16";
+    case DType::kInt32:
+      return "DType::kInt32";
+    case DType::kInt64:
+      return "DType::kInt64";
+    case DType::kFloat16:
+      return "DType::kFloat16";
+    case DType::kBFloat16:
+      return "DType::kBFloat16";
+    case DType::kFloat32:
+      return "DType::kFloat32";
+    case DType::kFloat64:
+      return "DType::kFloat64";
+    case DType::kFloat8E4M3FN:
+      return "DType::kFloat8E4M3FN";
+    case DType::kFloat8E5M2:
+      return "DType::kFloat8E5M2";
   }
   return "DType::kFloat32";
 }
@@ -125,15 +149,23 @@ struct KindSpelling {
 
 KindSpelling spelling(const Entry& entry, const ParamDecl& p) {
   switch (p.type.kind) {
-    case ParamKind::kInt: return {"std::int64_t", "as_int()"};
-    case ParamKind::kFloat: return {"double", "as_float()"};
-    case ParamKind::kNumber: return {"Value", ""};
-    case ParamKind::kBool: return {"bool", "as_bool()"};
+    case ParamKind::kInt:
+      return {"std::int64_t", "as_int()"};
+    case ParamKind::kFloat:
+      return {"double", "as_float()"};
+    case ParamKind::kNumber:
+      return {"Value", ""};
+    case ParamKind::kBool:
+      return {"bool", "as_bool()"};
     case ParamKind::kStr:
-    case ParamKind::kEnum: return {"std::string", "as_str()"};
-    case ParamKind::kIntList: return {"Shape", "as_int_list()"};
-    case ParamKind::kFloatList: return {"std::vector<double>", "as_float_list()"};
-    case ParamKind::kDType: return {"DType", "as_dtype()"};
+    case ParamKind::kEnum:
+      return {"std::string", "as_str()"};
+    case ParamKind::kIntList:
+      return {"Shape", "as_int_list()"};
+    case ParamKind::kFloatList:
+      return {"std::vector<double>", "as_float_list()"};
+    case ParamKind::kDType:
+      return {"DType", "as_dtype()"};
   }
   fail(entry, "signature.params." + p.name + ".type",
        fmt::format("the param type '{}' has no C++ spelling in the generator", p.type.text));
@@ -143,17 +175,24 @@ std::string literal(const Entry& entry, const ParamDecl& p, const Value& v) {
   const std::string field = "signature.params." + p.name + ".default";
   if (v.is_none()) return p.type.kind == ParamKind::kNumber ? "Value()" : "std::nullopt";
   switch (p.type.kind) {
-    case ParamKind::kInt: return fmt::format("{}", v.as_int());
-    case ParamKind::kFloat: return float_repr(v.as_float());
+    case ParamKind::kInt:
+      return fmt::format("{}", v.as_int());
+    case ParamKind::kFloat:
+      return float_repr(v.as_float());
     case ParamKind::kNumber:
       return v.is_int() ? fmt::format("Value(std::int64_t{{{}}})", v.as_int())
                         : fmt::format("Value({})", float_repr(v.as_float()));
-    case ParamKind::kBool: return v.as_bool() ? "true" : "false";
+    case ParamKind::kBool:
+      return v.as_bool() ? "true" : "false";
     case ParamKind::kStr:
-    case ParamKind::kEnum: return cpp_string(v.as_str());
-    case ParamKind::kIntList: return int_list_literal(v.as_int_list());
-    case ParamKind::kFloatList: return float_list_literal(v.as_float_list());
-    case ParamKind::kDType: return dtype_enumerator(v.as_dtype());
+    case ParamKind::kEnum:
+      return cpp_string(v.as_str());
+    case ParamKind::kIntList:
+      return int_list_literal(v.as_int_list());
+    case ParamKind::kFloatList:
+      return float_list_literal(v.as_float_list());
+    case ParamKind::kDType:
+      return dtype_enumerator(v.as_dtype());
   }
   fail(entry, field, fmt::format("the default {} has no C++ spelling", v.repr()));
 }
@@ -221,7 +260,8 @@ StageModel stage_model(const Entry& entry, const manifest::Stage& s,
                        const manifest::Manifest& manifest) {
   StageModel m{s.name, s.op, false, {}};
   const std::string field = "composition.stages." + s.name;
-  if (!is_identifier(s.name)) fail(entry, field, fmt::format("'{}' is not a C++ identifier", s.name));
+  if (!is_identifier(s.name))
+    fail(entry, field, fmt::format("'{}' is not a C++ identifier", s.name));
   const Entry* sub = manifest.find(s.op);
   if (!sub) fail(entry, field + ".op", fmt::format("no manifest entry named {}", s.op));
   if (sub->status != "implemented")
@@ -260,7 +300,8 @@ ClassModel class_model(const Entry& entry, const manifest::Manifest& manifest) {
   m.params.insert(m.params.end(), with_default.begin(), with_default.end());
   for (const auto& t : entry.inputs) {
     check_name(entry, "signature.inputs." + t.name, t.name, false);
-    if (t.name == "options") fail(entry, "signature.inputs." + t.name, "'options' is the call's options");
+    if (t.name == "options")
+      fail(entry, "signature.inputs." + t.name, "'options' is the call's options");
     m.inputs.push_back({t.name, t.optional});
   }
   for (const auto& t : entry.outputs) {

@@ -97,7 +97,8 @@ std::string class_declaration(const FamilySources& f, const ClassModel& c) {
   bool any_accessor = false;
   for (const ParamModel& p : c.params) {
     if (p.tensor) continue;
-    if (!any_accessor) s += "\n  // The construction params, checked, with their defaults filled in.\n";
+    if (!any_accessor)
+      s += "\n  // The construction params, checked, with their defaults filled in.\n";
     any_accessor = true;
     if (by_value(p.cpp_type))
       s += fmt::format("  {} {}() const noexcept {{ return {}_; }}\n", p.cpp_type, p.name, p.name);
@@ -113,8 +114,8 @@ std::string class_declaration(const FamilySources& f, const ClassModel& c) {
     if (!p.tensor) members += fmt::format("  {} {}_;\n", p.cpp_type, p.name);
   for (const StageModel& st : c.stages)
     if (st.held_at_construction)
-      members += fmt::format("  {}& {}_;  // stage '{}', held at construction\n", st.op, st.name,
-                             st.name);
+      members +=
+          fmt::format("  {}& {}_;  // stage '{}', held at construction\n", st.op, st.name, st.name);
   if (!members.empty()) s += "\n private:\n" + members;
   s += "};\n";
   return s;
@@ -133,17 +134,18 @@ std::string class_definitions(const FamilySources& f, const ClassModel& c) {
   std::string s = fmt::format("// ---- {} ----\n\n", c.name);
   // op_class()
   std::string manifest = f.manifest_function.empty() ? "" : ", &" + f.manifest_function + "()";
-  std::string cls = fmt::format("op_class_from_table(kName, &kernels::{}_implementations{})",
-                                f.family, manifest);
-  for (const StageModel& st : c.stages) cls += fmt::format("\n      .stage<{}>(\"{}\")", st.op, st.name);
-  s += fmt::format("const OpClass& {}::op_class() {{\n  static const OpClass cls = {};\n  return cls;\n}}\n\n",
-                   c.name, cls);
+  std::string cls =
+      fmt::format("op_class_from_table(kName, &kernels::{}_implementations{})", f.family, manifest);
+  for (const StageModel& st : c.stages)
+    cls += fmt::format("\n      .stage<{}>(\"{}\")", st.op, st.name);
+  s += fmt::format(
+      "const OpClass& {}::op_class() {{\n  static const OpClass cls = {};\n  return cls;\n}}\n\n",
+      c.name, cls);
   // The typed constructor delegates to the by-name one. Construction-time tensors travel in the
   // ParamMap as Values, which the by-name constructor hands to Op beside the other params.
   s += wrapped(c.name + "::" + c.name, typed_params(c, false), "\n");
   if (c.has_tensor_params()) {
-    s += fmt::format("    : {}([&] {{\n        ParamMap params = {};\n", c.name,
-                     param_map(c, 25));
+    s += fmt::format("    : {}([&] {{\n        ParamMap params = {};\n", c.name, param_map(c, 25));
     for (const ParamModel& p : c.params) {
       if (!p.tensor) continue;
       if (p.optional_tensor)
@@ -163,10 +165,10 @@ std::string class_definitions(const FamilySources& f, const ClassModel& c) {
     std::vector<std::string> names;
     for (const ParamModel& p : c.params)
       if (p.tensor) names.push_back("\"" + p.name + "\"");
-    inits.push_back(fmt::format(
-        "Op(op_class(), ops::without_tensors(params), std::move(target), "
-        "ops::tensors_of(params, {{{}}}))",
-        join(names, ", ")));
+    inits.push_back(
+        fmt::format("Op(op_class(), ops::without_tensors(params), std::move(target), "
+                    "ops::tensors_of(params, {{{}}}))",
+                    join(names, ", ")));
   } else {
     inits.push_back("Op(op_class(), params, std::move(target))");
   }
@@ -177,17 +179,19 @@ std::string class_definitions(const FamilySources& f, const ClassModel& c) {
     std::vector<std::string> items;
     for (const std::string& n : st.params_by_name)
       items.push_back(fmt::format("{{\"{0}\", param(\"{0}\")}}", n));
-    inits.push_back(fmt::format("{}_(delegate_for<{}>(\"{}\", Identity(), nullptr, ParamMap{{{}}}))",
-                                st.name, st.op, st.name, join(items, ", ")));
+    inits.push_back(
+        fmt::format("{}_(delegate_for<{}>(\"{}\", Identity(), nullptr, ParamMap{{{}}}))", st.name,
+                    st.op, st.name, join(items, ", ")));
   }
-  s += fmt::format("{0}::{0}(const ParamMap& params, std::optional<Target> target)\n    : {1} {{}}\n\n",
-                   c.name, join(inits, ",\n      "));
+  s += fmt::format(
+      "{0}::{0}(const ParamMap& params, std::optional<Target> target)\n    : {1} {{}}\n\n", c.name,
+      join(inits, ",\n      "));
   // operator()
   std::vector<std::string> names;
   for (const InputModel& i : c.inputs) names.push_back(i.name);
-  s += wrapped((c.outputs.size() > 1 ? c.name + "::Result" : return_type(c)) + " " + c.name +
-                   "::operator()",
-               call_params(c, false), " {\n");
+  s += wrapped(
+      (c.outputs.size() > 1 ? c.name + "::Result" : return_type(c)) + " " + c.name + "::operator()",
+      call_params(c, false), " {\n");
   std::string inputs = "{}";
   if (!c.inputs.empty()) {
     s += fmt::format("  const std::optional<Tensor> call_inputs[] = {{{}}};\n", join(names, ", "));
@@ -258,8 +262,10 @@ std::string family_source(const FamilySources& f) {
   if (!f.manifest_function.empty())
     s += fmt::format("const manifest::Manifest& {}();\n\n", f.manifest_function);
   if (!f.classes.empty())
-    s += fmt::format("namespace kernels {{\nvoid {0}_implementations(ImplementationTable& table);  // kernels/{0}/impls.cpp\n}}  // namespace kernels\n\n",
-                     f.family);
+    s += fmt::format(
+        "namespace kernels {{\nvoid {0}_implementations(ImplementationTable& table);  // "
+        "kernels/{0}/impls.cpp\n}}  // namespace kernels\n\n",
+        f.family);
   for (const ClassModel& c : f.classes) s += class_definitions(f, c);
   s += fmt::format("namespace ops {{\n\nvoid register_{}_op_classes() {{\n", f.family);
   for (const ClassModel& c : f.classes) s += fmt::format("  register_op_class<{}>();\n", c.name);
@@ -279,7 +285,9 @@ std::string registration_source(const std::vector<std::string>& families) {
 }
 
 std::string umbrella_header(const std::vector<std::string>& families) {
-  std::string s = "// Generated by tileops_opgen: do not edit. Every op class of the library.\n#pragma once\n\n";
+  std::string s =
+      "// Generated by tileops_opgen: do not edit. Every op class of the library.\n#pragma "
+      "once\n\n";
   for (const std::string& f : families) s += fmt::format("#include \"tileops/ops/{}.hpp\"\n", f);
   return s;
 }

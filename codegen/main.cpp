@@ -62,12 +62,18 @@ Options parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw Error(fmt::format("tileops_opgen: {} needs a value", a));
       return argv[++i];
     };
-    if (a == "--include-dir") o.include_dir = value();
-    else if (a == "--source-dir") o.source_dir = value();
-    else if (a == "--manifest-function") o.manifest_function = value();
-    else if (a == "--label-prefix") o.label_prefix = value();
-    else if (a.rfind("--", 0) == 0) throw Error(fmt::format("tileops_opgen: unknown option {}", a));
-    else o.files.push_back(a);
+    if (a == "--include-dir")
+      o.include_dir = value();
+    else if (a == "--source-dir")
+      o.source_dir = value();
+    else if (a == "--manifest-function")
+      o.manifest_function = value();
+    else if (a == "--label-prefix")
+      o.label_prefix = value();
+    else if (a.rfind("--", 0) == 0)
+      throw Error(fmt::format("tileops_opgen: unknown option {}", a));
+    else
+      o.files.push_back(a);
   }
   if (o.include_dir.empty() || o.source_dir.empty() || o.files.empty())
     throw Error(
@@ -101,12 +107,14 @@ int run(const Options& o) {
       }
       f.classes.push_back(std::move(c));
     }
-    write_if_changed(o.include_dir / "tileops" / "ops" / (f.family + ".hpp"), codegen::family_header(f));
+    write_if_changed(o.include_dir / "tileops" / "ops" / (f.family + ".hpp"),
+                     codegen::family_header(f));
     write_if_changed(o.source_dir / "ops" / (f.family + "_ops.cpp"), codegen::family_source(f));
     families.push_back(f.family);
   }
   write_if_changed(o.include_dir / "tileops" / "ops.hpp", codegen::umbrella_header(families));
-  write_if_changed(o.source_dir / "ops" / "registration.cpp", codegen::registration_source(families));
+  write_if_changed(o.source_dir / "ops" / "registration.cpp",
+                   codegen::registration_source(families));
   return 0;
 }
 

@@ -22,7 +22,7 @@ class AlibiFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "alibi";
   using Call = AlibiCall;
   // out[h, i, j] = slope(h) * (j - i), out of shape [heads, seq_len, seq_len].
-  virtual void forward(Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, Tensor& out) = 0;
 };
 
 }  // namespace tileops::kernels

@@ -28,7 +28,8 @@ class AddFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "add";
   using Call = BinaryCall;
   // out = a + alpha * b, a and b broadcast to out's shape.
-  virtual void forward(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& a, const Tensor& b,
+                       const Value& alpha, Tensor& out) = 0;
 };
 
 class MulFwdInterface : public KernelInterface {
@@ -36,7 +37,7 @@ class MulFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "mul";
   using Call = BinaryCall;
   // out = a * b, a and b broadcast to out's shape.
-  virtual void forward(const Tensor& a, const Tensor& b, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& a, const Tensor& b, Tensor& out) = 0;
 };
 
 }  // namespace tileops::kernels

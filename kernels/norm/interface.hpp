@@ -34,7 +34,8 @@ class RMSNormFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "rms_norm";
   using Call = NormCall;
   // out = x * rsqrt(mean(x^2) + eps) [* weight], row by row.
-  virtual void forward(const Tensor& x, const Tensor* weight, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& x, const Tensor* weight,
+                       Tensor& out) = 0;
 };
 
 class LayerNormFwdInterface : public KernelInterface {
@@ -42,7 +43,8 @@ class LayerNormFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "layer_norm";
   using Call = NormCall;
   // out = (x - mean) / sqrt(var + eps) [* weight] [+ bias], biased variance.
-  virtual void forward(const Tensor& x, const Tensor* weight, const Tensor* bias, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& x, const Tensor* weight,
+                       const Tensor* bias, Tensor& out) = 0;
 };
 
 class FusedAddRMSNormFwdInterface : public KernelInterface {
@@ -50,7 +52,8 @@ class FusedAddRMSNormFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "fused_add_rms_norm";
   using Call = NormCall;
   // residual <- x + residual (in place), out = rms_norm(residual) * weight.
-  virtual void forward(const Tensor& x, Tensor& residual, const Tensor& weight, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& x, Tensor& residual,
+                       const Tensor& weight, Tensor& out) = 0;
 };
 
 }  // namespace tileops::kernels

@@ -31,7 +31,8 @@ class SoftmaxFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "softmax";
   using Call = SoftmaxCall;
   // out = softmax(x) along `dim` (0 <= dim < x.dim()).
-  virtual void forward(const Tensor& x, std::int64_t dim, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& x, std::int64_t dim,
+                       Tensor& out) = 0;
 };
 
 // A sum over the axes set in `reduced_mask` (bit i: axis i) of an input of `rank` axes; which
@@ -53,7 +54,8 @@ class SumFwdInterface : public KernelInterface {
   static constexpr std::string_view kName = "sum";
   using Call = SumCall;
   // out = x summed over the axes `reduced` marks, in row-major order of the kept axes.
-  virtual void forward(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& x, const std::vector<bool>& reduced,
+                       Tensor& out) = 0;
 };
 
 }  // namespace tileops::kernels

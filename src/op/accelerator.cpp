@@ -33,6 +33,8 @@ std::optional<Device> current_accelerator_device() {
 }
 
 DeviceFacts device_facts(const Device& device) {
+  // The CPU and meta devices have no facts: answered without taking the provider's lock.
+  if (device.type != DeviceType::kCUDA) return {};
   auto p = accelerator();
   if (!p || device.type != p->type) return {};
   return p->facts(device.index);

@@ -31,9 +31,7 @@ void register_op_class(const OpClass& cls, OpFactory make) {
 
 void register_builtin_ops() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    ops::register_generated_op_classes();
-  });
+  std::call_once(once, [] { ops::register_generated_op_classes(); });
 }
 
 const RegisteredOp* find_op_class(std::string_view name) {

@@ -29,8 +29,8 @@ AccessClass access_class(const CallArgs& args) {
   if (args.out) widen(access, *args.out);
   // Outputs the op allocates are aligned; their size is the call's to bound as well.
   for (std::size_t o = 0; o < args.call.plan().entry().outputs.size(); ++o)
-    access.index64 =
-        access.index64 || args.call.output(o).shape.numel() > std::numeric_limits<std::int32_t>::max();
+    access.index64 = access.index64 ||
+                     args.call.output(o).shape.numel() > std::numeric_limits<std::int32_t>::max();
   return access;
 }
 

@@ -69,7 +69,7 @@ std::vector<std::string> load_failures();
 void load_backend(const std::string& path);
 
 // The ABI version a shared-library backend must be built for.
-inline constexpr int kBackendAbiVersion = 1;
+inline constexpr int kBackendAbiVersion = 2;
 
 // What a shared-library backend registers through. Its methods stage the registrations; they
 // are published together when the registration function returns 0.

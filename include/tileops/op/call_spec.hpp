@@ -46,11 +46,11 @@ struct CallSpecBase {
 // a field-wise hash() and a str() for messages.
 template <class C>
 concept CallSpec = std::derived_from<C, CallSpecBase> && std::copy_constructible<C> &&
-                   requires(const C& a, const C& b) {
-                     { a == b } -> std::convertible_to<bool>;
-                     { a.hash() } -> std::convertible_to<std::size_t>;
-                     { a.str() } -> std::convertible_to<std::string>;
-                   };
+    requires(const C& a, const C& b) {
+  { a == b } -> std::convertible_to<bool>;
+  { a.hash() } -> std::convertible_to<std::size_t>;
+  { a.str() } -> std::convertible_to<std::string>;
+};
 
 // How the kernel may access the call's tensors, as a bucket (Note [Call spec fields]): the
 // largest power of two, up to 16 bytes, that divides every data pointer a kernel receives, and
@@ -83,11 +83,10 @@ std::string format_field(std::uint64_t v);
 std::string format_field(double v);
 std::string format_field(DType v);
 template <class T>
-std::string format_field(const T& v)
-  requires requires { v.str(); }
-{
-  return v.str();
+std::string format_field(const T& v) requires requires {
+  v.str();
 }
+{ return v.str(); }
 // "NormCall" for tileops::kernels::NormCall: the unqualified name of a type, for messages.
 std::string unqualified_type_name(const std::type_info& type);
 std::string call_spec_str(std::string_view type, const std::optional<Device>& device,
@@ -123,8 +122,8 @@ struct CallSpecOf : CallSpecBase {
     std::string text;
     std::apply(
         [&](const auto&... f) {
-          ((text += (text.empty() ? "" : ", ") + std::string(f.name) + "=" +
-                    detail::format_field(f.value)),
+          ((text +=
+            (text.empty() ? "" : ", ") + std::string(f.name) + "=" + detail::format_field(f.value)),
            ...);
         },
         self().fields());

@@ -32,12 +32,12 @@ class ImplementationTable {
   explicit ImplementationTable(std::string_view op) : op_(op) {}
 
   template <class OpClassT, KernelImplementation Impl>
-    requires NamedInterface<typename Impl::Interface>
-  ImplementationTable& add(std::string key) {
+  requires NamedInterface<typename Impl::Interface> ImplementationTable& add(std::string key) {
     if (OpClassT::kName != op_) return *this;
     using I = typename Impl::Interface;
-    const bool known = std::any_of(interfaces_.begin(), interfaces_.end(),
-                                   [](const InterfaceDecl& d) { return d.interface_type == typeid(I); });
+    const bool known =
+        std::any_of(interfaces_.begin(), interfaces_.end(),
+                    [](const InterfaceDecl& d) { return d.interface_type == typeid(I); });
     if (!known) interfaces_.push_back(InterfaceDecl::of<I>(std::string(I::kName)));
     kernel_types_.push_back(KernelType::of<Impl>(std::move(key)));
     return *this;

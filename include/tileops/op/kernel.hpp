@@ -19,10 +19,20 @@
 #include <vector>
 
 #include "tileops/core/device.hpp"
+#include "tileops/core/stream.hpp"
 #include "tileops/op/call_spec.hpp"
 #include "tileops/op/identity.hpp"
 
 namespace tileops {
+
+// What every kernel interface's forward receives before its tensors: the call's device, the
+// stream its work goes to (a kernel launches on it, allocates on it and never synchronises the
+// host), and the device's facts. Part of the backend ABI (kBackendAbiVersion).
+struct KernelContext {
+  Device device = Device::cpu();
+  Stream stream;
+  DeviceFacts facts;
+};
 
 // Base of every kernel interface.
 class KernelInterface {

@@ -63,6 +63,8 @@ struct CallArgs {
   const Tensor& input(std::size_t i) const { return *inputs[i]; }
   const Tensor* optional_input(std::size_t i) const { return has(i) ? &*inputs[i] : nullptr; }
   Device device() const { return call.device().value_or(Device::cpu()); }
+  // The context the call's kernels receive: its device, stream and the device's facts.
+  KernelContext context() const { return {device(), stream, device_facts(device())}; }
 };
 
 // A kernel call forward() makes, stated without running it: the interface and its call spec

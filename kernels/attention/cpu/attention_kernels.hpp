@@ -12,7 +12,9 @@ class AlibiCpuKernel final : public CpuKernel<AlibiCpuKernel, AlibiFwdInterface>
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(Tensor& out) override { alibi(out.shape()[0], out.shape()[1], out); }
+  void forward(const KernelContext&, Tensor& out) override {
+    alibi(out.shape()[0], out.shape()[1], out);
+  }
 };
 
 }  // namespace tileops::kernels::cpu

@@ -12,7 +12,8 @@ class AddCpuKernel final : public CpuKernel<AddCpuKernel, AddFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) override {
+  void forward(const KernelContext&, const Tensor& a, const Tensor& b, const Value& alpha,
+               Tensor& out) override {
     add(a, b, alpha, out);
   }
 };
@@ -21,7 +22,9 @@ class MulCpuKernel final : public CpuKernel<MulCpuKernel, MulFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& a, const Tensor& b, Tensor& out) override { mul(a, b, out); }
+  void forward(const KernelContext&, const Tensor& a, const Tensor& b, Tensor& out) override {
+    mul(a, b, out);
+  }
 };
 
 }  // namespace tileops::kernels::cpu

@@ -15,7 +15,7 @@ class RMSNormRowwiseKernel final : public CpuKernel<RMSNormRowwiseKernel, RMSNor
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, const Tensor* weight, Tensor& out) override {
+  void forward(const KernelContext&, const Tensor& x, const Tensor* weight, Tensor& out) override {
     rms_norm_rowwise(x, weight, call_.eps, call_.n, out);
   }
 };
@@ -31,7 +31,7 @@ class RMSNormBlockedKernel final : public CpuKernel<RMSNormBlockedKernel, RMSNor
                          kMinRow);
     return std::nullopt;
   }
-  void forward(const Tensor& x, const Tensor* weight, Tensor& out) override {
+  void forward(const KernelContext&, const Tensor& x, const Tensor* weight, Tensor& out) override {
     rms_norm_blocked(x, weight, call_.eps, call_.n, out);
   }
 };
@@ -40,7 +40,8 @@ class LayerNormCpuKernel final : public CpuKernel<LayerNormCpuKernel, LayerNormF
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, const Tensor* weight, const Tensor* bias, Tensor& out) override {
+  void forward(const KernelContext&, const Tensor& x, const Tensor* weight, const Tensor* bias,
+               Tensor& out) override {
     layer_norm(x, weight, bias, call_.eps, call_.n, out);
   }
 };
@@ -50,7 +51,8 @@ class FusedAddRMSNormCpuKernel final
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, Tensor& residual, const Tensor& weight, Tensor& out) override {
+  void forward(const KernelContext&, const Tensor& x, Tensor& residual, const Tensor& weight,
+               Tensor& out) override {
     fused_add_rms_norm(x, residual, weight, call_.eps, call_.n, out);
   }
 };

@@ -12,14 +12,17 @@ class SoftmaxCpuKernel final : public CpuKernel<SoftmaxCpuKernel, SoftmaxFwdInte
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, std::int64_t dim, Tensor& out) override { softmax(x, dim, out); }
+  void forward(const KernelContext&, const Tensor& x, std::int64_t dim, Tensor& out) override {
+    softmax(x, dim, out);
+  }
 };
 
 class SumCpuKernel final : public CpuKernel<SumCpuKernel, SumFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const Tensor& x, const std::vector<bool>& reduced, Tensor& out) override {
+  void forward(const KernelContext&, const Tensor& x, const std::vector<bool>& reduced,
+               Tensor& out) override {
     sum(x, reduced, out);
   }
 };

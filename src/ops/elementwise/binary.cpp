@@ -26,7 +26,7 @@ CallResult AddFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::AddFwdInterface>(binary_call(args));
   const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(*a, *b, alpha(), out);
+  kernel->forward(args.context(), *a, *b, alpha(), out);
   return ops::single_output(std::move(out));
 }
 
@@ -38,7 +38,7 @@ CallResult MulFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::MulFwdInterface>(binary_call(args));
   const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(*a, *b, out);
+  kernel->forward(args.context(), *a, *b, out);
   return ops::single_output(std::move(out));
 }
 

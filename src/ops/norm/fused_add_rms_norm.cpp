@@ -31,7 +31,7 @@ CallResult FusedAddRMSNormFwdOp::forward(const CallArgs& args) {
   Tensor residual = args.input(1);
   Tensor work = residual.is_contiguous() ? residual : residual.contiguous();
   Tensor out = allocate_output(args, 0);
-  kernel->forward(*x, work, *weight, out);
+  kernel->forward(args.context(), *x, work, *weight, out);
   if (!residual.is_contiguous()) residual.copy_from(work);
   return ops::single_output(std::move(out));
 }

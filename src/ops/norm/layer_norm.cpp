@@ -28,7 +28,7 @@ CallResult LayerNormFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::LayerNormFwdInterface>(norm_call(*this, args));
   const ops::ContiguousInput x(args, 0), weight(args, 1), bias(args, 2);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(*x, weight.get(), bias.get(), out);
+  kernel->forward(args.context(), *x, weight.get(), bias.get(), out);
   return ops::single_output(std::move(out));
 }
 

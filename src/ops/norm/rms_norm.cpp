@@ -29,7 +29,7 @@ CallResult RMSNormFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::RMSNormFwdInterface>(norm_call(*this, args));
   const ops::ContiguousInput x(args, 0), weight(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(*x, weight.get(), out);
+  kernel->forward(args.context(), *x, weight.get(), out);
   return ops::single_output(std::move(out));
 }
 

@@ -45,9 +45,9 @@ CallResult SoftmaxFwdOp::forward(const CallArgs& args) {
   if (x->dim() == 0) {
     // The kernels take an axis of the tensor (0 <= dim < rank): a scalar is a row of one.
     Tensor out_row = out.as_strided({1}, {1}, out.byte_offset());
-    kernel->forward(x->as_strided({1}, {1}, x->byte_offset()), 0, out_row);
+    kernel->forward(args.context(), x->as_strided({1}, {1}, x->byte_offset()), 0, out_row);
   } else {
-    kernel->forward(*x, axis_of(dim(), static_cast<std::int64_t>(x->dim())), out);
+    kernel->forward(args.context(), *x, axis_of(dim(), static_cast<std::int64_t>(x->dim())), out);
   }
   return ops::single_output(std::move(out));
 }

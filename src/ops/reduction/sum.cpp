@@ -40,7 +40,7 @@ CallResult SumFwdOp::forward(const CallArgs& args) {
   auto kernel = kernel_for<kernels::SumFwdInterface>(sum_call(reduced, args));
   const ops::ContiguousInput x(args, 0);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(*x, reduced, out);
+  kernel->forward(args.context(), *x, reduced, out);
   return ops::single_output(std::move(out));
 }
 
