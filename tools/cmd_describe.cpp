@@ -274,10 +274,10 @@ std::string render(const std::shared_ptr<const Entry>& entry, const DescribeOpti
     if (d == DType::kFloat16) return "2^-10";
     if (d == DType::kBFloat16) return "2^-7";
     if (!is_floating(d)) return "0 (exact)";
-    return fmt::format("{:g}", relative_tolerance(d));
+    return fmt::format("{:g}", references::tolerance(d).rtol);
   };
   for (DType d : dtypes)
-    os << fmt::format("| {} | {} | {:g} |\n", dtype_name(d), rtol_text(d), absolute_tolerance(d));
+    os << fmt::format("| {} | {} | {:g} |\n", dtype_name(d), rtol_text(d), references::tolerance(d).atol);
   os << "\n";
 
   implementations(os, e.name);

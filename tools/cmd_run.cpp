@@ -1,5 +1,5 @@
 // `tileops run`: one call of a workload case on random inputs, checked against the tool's own
-// float64 reference (references.cpp).
+// float64 reference (references/).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -36,58 +36,35 @@ int run_run(const CaseOptions& options) {
   std::shared_ptr<Op> op = make_op(entry->name, sc.wcase.params);
   std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);
   // The reference reads the inputs as they were before the call (the call may write some).
-  std::vector<std::optional<HostTensor>> before;
+  references::Inputs before;
   for (const auto& t : inputs)
-    before.push_back(t ? std::optional<HostTensor>(to_host(*t)) : std::nullopt);
+    before.push_back(t ? std::optional<references::HostTensor>(references::to_host(*t))
+                       : std::nullopt);
   CallResult result = op->call(inputs);
   fmt::print("  ran: {} outputs, roofline {} FLOPs, {} bytes\n", result.size(),
              op->eval_roofline().flops, op->eval_roofline().bytes);
 
-  std::optional<std::vector<Expected>> expected =
-      reference_outputs(entry->name, op->params(), before);
-  if (!expected) {
-    fmt::print("no float64 reference in the tool for {}; the call ran but is unchecked\n",
-               entry->name);
+  const references::Reference reference = references::find_reference(entry->name);
+  if (!reference) {
+    fmt::print("no float64 reference for {}; the call ran but is unchecked\n", entry->name);
     return 0;
   }
   bool pass = true;
-  for (const Expected& e : *expected) {
+  for (const references::Expected& e : reference(op->params(), before)) {
     const Tensor* got = nullptr;
     for (std::size_t o = 0; o < entry->outputs.size() && o < result.size(); ++o)
       if (entry->outputs[o].name == e.name && result[o]) got = &*result[o];
     for (std::size_t i = 0; i < entry->inputs.size() && !got; ++i)
       if (entry->inputs[i].name == e.name && inputs[i]) got = &*inputs[i];
     if (!got) throw Error(fmt::format("run: {} produced no tensor named {}", entry->name, e.name));
-    const HostTensor actual = to_host(*got);
-    if (actual.values.size() != e.values.size())
-      throw Error(fmt::format("run: {}: {} has {} elements, the reference {}", entry->name, e.name,
-                              actual.values.size(), e.values.size()));
-    const double rtol = relative_tolerance(actual.dtype), atol = absolute_tolerance(actual.dtype);
-    double max_abs = 0.0, max_rel = 0.0;
-    std::size_t bad = 0, worst = 0;
-    double worst_excess = -1.0;
-    for (std::size_t k = 0; k < e.values.size(); ++k) {
-      const double err = std::abs(actual.values[k] - e.values[k]);
-      const double scale = std::max(std::abs(e.values[k]), e.scale[k]);
-      const double allowed = rtol * scale + atol;
-      max_abs = std::max(max_abs, err);
-      if (scale > 0) max_rel = std::max(max_rel, err / scale);
-      if (!(err <= allowed)) {
-        ++bad;
-        if (err - allowed > worst_excess || std::isnan(err)) {
-          worst_excess = err - allowed;
-          worst = k;
-        }
-      }
-    }
-    fmt::print(
-        "  {:<10} {} {}: max abs err {:.3e}, max rel err {:.3e} (rtol {:.3e}, atol {:.1e}): {}\n",
-        e.name, dtype_name(actual.dtype), actual.shape.str(), max_abs, max_rel, rtol, atol,
-        bad ? "FAIL" : "PASS");
-    if (bad) {
-      fmt::print(
-          "    {} of {} elements out of tolerance; worst at flat index {}: got {}, want {}\n", bad,
-          e.values.size(), worst, actual.values[worst], e.values[worst]);
+    const references::HostTensor actual = references::to_host(*got);
+    const references::Tolerance tol = references::tolerance(actual.dtype);
+    const references::Comparison c = references::compare(actual.values, e, tol);
+    fmt::print("  {:<10} {} {}: max abs err {:.3e}, max rel err {:.3e} (rtol {:.3e}, atol {:.1e}): {}\n",
+               e.name, dtype_name(actual.dtype), actual.shape.str(), c.max_abs_error,
+               c.max_rel_error, tol.rtol, tol.atol, c.ok() ? "PASS" : "FAIL");
+    if (!c.ok()) {
+      fmt::print("    {}\n", c.str(actual.values, e.values, tol));
       pass = false;
     }
   }

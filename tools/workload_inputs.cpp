@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <random>
 
+#include "references.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/core/numeric.hpp"
 #include "tileops/op/accelerator.hpp"
@@ -217,12 +218,6 @@ std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, 
   return fmt::format("device param '{}' replaced by '{}' to run here", was, device.str());
 }
 
-double round_to(DType dtype, double value) {
-  unsigned char buffer[8] = {};
-  store_from_double(dtype, value, buffer);
-  return load_as_double(dtype, buffer);
-}
-
 std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& wcase, Device device,
                                                  std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -247,7 +242,7 @@ std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& w
         v = small_int(rng);
       else
         do v = normal(rng);
-        while (round_to(spec->dtype, v) == 0.0);
+        while (references::round_to(spec->dtype, v) == 0.0);
       store_from_double(spec->dtype, v, bytes + static_cast<std::size_t>(i) * item);
     }
     if (device.is_cpu()) {
@@ -259,19 +254,6 @@ std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& w
         "tileops CLI: copying inputs to {} is not available in this build", device.str()));
   }
   return inputs;
-}
-
-HostTensor to_host(const Tensor& t) {
-  if (!t.device().is_cpu())
-    throw OpNotAvailableError(fmt::format(
-        "tileops CLI: reading a tensor on {} is not available in this build", t.device().str()));
-  Tensor c = t.contiguous();
-  HostTensor h{c.shape(), c.dtype(), {}};
-  h.values.resize(static_cast<std::size_t>(c.numel()));
-  const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
-  for (std::size_t i = 0; i < h.values.size(); ++i)
-    h.values[i] = load_as_double(c.dtype(), bytes + i * c.itemsize());
-  return h;
 }
 
 }  // namespace tileops::cli

@@ -58,15 +58,4 @@ std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, 
 std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& wcase, Device device,
                                                  std::uint64_t seed);
 
-// A tensor's values as doubles, row-major (read on the CPU).
-struct HostTensor {
-  Shape shape;
-  DType dtype = DType::kFloat32;
-  std::vector<double> values;
-};
-HostTensor to_host(const Tensor& t);
-
-// Rounds `value` to `dtype` (PyTorch's cast), back as a double.
-double round_to(DType dtype, double value);
-
 }  // namespace tileops::cli

@@ -1,0 +1,25 @@
+// Float64 references of the reduction family (manifest/reduction.yaml), on row-major values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "tileops/core/shape.hpp"
+
+namespace tileops::references {
+
+// softmax of x (of `shape`) along axis `dim` (negative counts from the end); a scalar gives 1.
+std::vector<double> softmax(const std::vector<double>& x, const Shape& shape, std::int64_t dim);
+
+// x summed over the axes `reduced` marks (one flag per axis of `shape`), in row-major order of the
+// kept axes. `scale` (when given) receives each output's sum of |terms|, what its error scales
+// with.
+std::vector<double> sum(const std::vector<double>& x, const Shape& shape,
+                        const std::vector<bool>& reduced, std::vector<double>* scale = nullptr);
+
+// Which axes of a rank-`rank` input `dim` reduces, as the manifest's reduced(S, dim, keepdim,
+// 'full') reads it: None or [] reduces every axis.
+std::vector<bool> reduced_axes(const std::optional<Shape>& dim, std::size_t rank);
+
+}  // namespace tileops::references
