@@ -60,9 +60,18 @@ constexpr std::array<std::string_view, 30> kReservedMembers = {
     "params",          "request_tune",   "reset_binding", "Result",         "serving_target",
     "target",          "tune_requested", "verdicts",      "inputs",         "operator"};
 
-[[noreturn]] void fail(const Entry& entry, const std::string& field, const std::string& what) {
+// The loader's diagnostic form, "<file>:<line>:<column>: <entry>: <field>: <what>", at the
+// declaration the problem is in (the entry's name when no declaration carries it).
+[[noreturn]] void fail(const Entry& entry, const manifest::Origin& where, const std::string& field,
+                       const std::string& what) {
+  const manifest::Origin& at = where.line > 0 ? where : entry.origins.name;
+  const std::string place =
+      at.line > 0 ? fmt::format("{}:{}:{}", entry.file, at.line, at.column) : entry.file;
   throw ManifestError(fmt::format("{}: {}: {}: {} (tileops_opgen cannot derive the op class)",
-                                  entry.file, entry.name, field, what));
+                                  place, entry.name, field, what));
+}
+[[noreturn]] void fail(const Entry& entry, const std::string& field, const std::string& what) {
+  fail(entry, manifest::Origin{}, field, what);
 }
 
 bool is_identifier(std::string_view s) {
@@ -74,17 +83,18 @@ bool is_identifier(std::string_view s) {
 
 // A name the generated code declares: an identifier, no keyword, no reserved name; `__` and a
 // leading `_` plus capital are reserved to the implementation.
-void check_name(const Entry& entry, const std::string& field, const std::string& name,
-                bool member) {
-  if (!is_identifier(name)) fail(entry, field, fmt::format("'{}' is not a C++ identifier", name));
+void check_name(const Entry& entry, const manifest::Origin& where, const std::string& field,
+                const std::string& name, bool member) {
+  if (!is_identifier(name))
+    fail(entry, where, field, fmt::format("'{}' is not a C++ identifier", name));
   if (std::find(kCppKeywords.begin(), kCppKeywords.end(), name) != kCppKeywords.end())
-    fail(entry, field, fmt::format("'{}' is a C++ keyword", name));
+    fail(entry, where, field, fmt::format("'{}' is a C++ keyword", name));
   if (name.find("__") != std::string::npos ||
       (name.size() > 1 && name[0] == '_' && std::isupper(static_cast<unsigned char>(name[1]))))
-    fail(entry, field, fmt::format("'{}' is reserved to the C++ implementation", name));
+    fail(entry, where, field, fmt::format("'{}' is reserved to the C++ implementation", name));
   if (member &&
       std::find(kReservedMembers.begin(), kReservedMembers.end(), name) != kReservedMembers.end())
-    fail(entry, field,
+    fail(entry, where, field,
          fmt::format("'{}' clashes with a member every op class has (Op::{} or the generated code)",
                      name, name));
 }
@@ -200,7 +210,7 @@ std::string literal(const Entry& entry, const ParamDecl& p, const Value& v) {
 ParamModel param_model(const Entry& entry, const ParamDecl& p) {
   ParamModel m;
   m.name = p.name;
-  check_name(entry, "signature.params." + p.name, p.name, true);
+  check_name(entry, p.origin, "signature.params." + p.name, p.name, true);
   if (p.tensor) {
     m.tensor = true;
     m.optional_tensor = p.tensor->optional;
@@ -261,11 +271,12 @@ StageModel stage_model(const Entry& entry, const manifest::Stage& s,
   StageModel m{s.name, s.op, false, {}};
   const std::string field = "composition.stages." + s.name;
   if (!is_identifier(s.name))
-    fail(entry, field, fmt::format("'{}' is not a C++ identifier", s.name));
+    fail(entry, s.origin, field, fmt::format("'{}' is not a C++ identifier", s.name));
   const Entry* sub = manifest.find(s.op);
-  if (!sub) fail(entry, field + ".op", fmt::format("no manifest entry named {}", s.op));
+  if (!sub) fail(entry, s.origin, field + ".op", fmt::format("no manifest entry named {}", s.op));
   if (sub->status != "implemented")
-    fail(entry, field + ".op", fmt::format("{} is {}, so it has no op class", s.op, sub->status));
+    fail(entry, s.origin, field + ".op",
+         fmt::format("{} is {}, so it has no op class", s.op, sub->status));
   if (s.optional) return m;  // held when forward needs it
   bool all_required_given = true;
   for (const ParamDecl& sp : sub->params) {
@@ -299,13 +310,14 @@ ClassModel class_model(const Entry& entry, const manifest::Manifest& manifest) {
   }
   m.params.insert(m.params.end(), with_default.begin(), with_default.end());
   for (const auto& t : entry.inputs) {
-    check_name(entry, "signature.inputs." + t.name, t.name, false);
+    check_name(entry, t.origin, "signature.inputs." + t.name, t.name, false);
     if (t.name == "options")
-      fail(entry, "signature.inputs." + t.name, "'options' is the call's options");
+      fail(entry, t.origin, "signature.inputs." + t.name,
+           "'options' names the call's options argument");
     m.inputs.push_back({t.name, t.optional});
   }
   for (const auto& t : entry.outputs) {
-    check_name(entry, "signature.outputs." + t.name, t.name, false);
+    check_name(entry, t.origin, "signature.outputs." + t.name, t.name, false);
     m.outputs.push_back(t.name);
   }
   for (std::size_t i = 0; i < m.inputs.size(); ++i)
@@ -313,8 +325,13 @@ ClassModel class_model(const Entry& entry, const manifest::Manifest& manifest) {
       if (p.name == m.inputs[i].name)
         fail(entry, "signature.inputs." + p.name, "an input and a param share this name");
   if (entry.composition)
-    for (const manifest::Stage& s : *entry.composition)
+    for (const manifest::Stage& s : *entry.composition) {
       m.stages.push_back(stage_model(entry, s, manifest));
+      // A stage held at construction is the member `<stage>_`, beside the params' `<param>_`.
+      if (entry.find_param(s.name))
+        fail(entry, s.origin, "composition.stages." + s.name,
+             "a stage and a param share this name (both would be the member " + s.name + "_)");
+    }
   return m;
 }
 

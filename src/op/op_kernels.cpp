@@ -282,3 +282,12 @@ void Op::tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Bin
 }
 
 }  // namespace tileops
+
+namespace tileops {
+
+std::size_t Op::cached_call_specs(std::string_view interface) const {
+  auto b = binding();
+  return b->caches[interface_index(interface)]->by_call.size();
+}
+
+}  // namespace tileops

@@ -120,6 +120,9 @@ class Op {
   std::vector<std::shared_ptr<Op>> held_delegates() const;
   // Entries built under `interface` (or, when a target serves the op, every kernel it built).
   std::vector<BuiltEntry> built_entries(std::string_view interface) const;
+  // How many call specs the call-spec cache of `interface` holds (the kernel_for hit table): a
+  // diagnostic of how many distinct keys the calls so far made.
+  std::size_t cached_call_specs(std::string_view interface) const;
   // Every Kernel in this op's and its held sub-ops' built entries, each once.
   std::vector<std::shared_ptr<Kernel>> iter_kernels() const;
   // Puts this op and its held sub-ops in tuned mode and tunes what they have built.
