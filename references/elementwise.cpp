@@ -41,7 +41,8 @@ std::vector<double> broadcast_binary(const std::vector<double>& a, const Shape& 
   auto dim_of = [rank](const Shape& s, std::size_t axis) {
     return axis + s.size() < rank ? 1 : s[axis + s.size() - rank];
   };
-  for (std::size_t axis = 0; axis < rank; ++axis) out[axis] = std::max(dim_of(sa, axis), dim_of(sb, axis));
+  for (std::size_t axis = 0; axis < rank; ++axis)
+    out[axis] = std::max(dim_of(sa, axis), dim_of(sb, axis));
   std::vector<double> y(static_cast<std::size_t>(out.numel()));
   if (scale) scale->assign(y.size(), 0.0);
   std::vector<std::int64_t> index(rank, 0);

@@ -71,7 +71,8 @@ std::vector<double> rms_norm(const std::vector<double>& x, const std::vector<dou
     double sum_sq = 0.0;
     for (std::size_t i = 0; i < row; ++i) sum_sq += x[r * row + i] * x[r * row + i];
     const double inv = 1.0 / std::sqrt(sum_sq / static_cast<double>(n) + eps);
-    for (std::size_t i = 0; i < row; ++i) y[r * row + i] = x[r * row + i] * inv * (w ? (*w)[i] : 1.0);
+    for (std::size_t i = 0; i < row; ++i)
+      y[r * row + i] = x[r * row + i] * inv * (w ? (*w)[i] : 1.0);
   }
   return y;
 }
@@ -93,7 +94,8 @@ std::vector<double> layer_norm(const std::vector<double>& x, const std::vector<d
       const double wi = w ? (*w)[i] : 1.0;
       const double bi = b ? (*b)[i] : 0.0;
       y[k] = (x[k] - mean) * inv * wi + bi;
-      if (scale) (*scale)[k] = (std::abs(x[k]) + std::abs(mean)) * inv * std::abs(wi) + std::abs(bi);
+      if (scale)
+        (*scale)[k] = (std::abs(x[k]) + std::abs(mean)) * inv * std::abs(wi) + std::abs(bi);
     }
   }
   return y;

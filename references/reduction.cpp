@@ -32,7 +32,8 @@ std::vector<Expected> softmax_ref(const ParamMap& p, const Inputs& in) {
 
 std::vector<Expected> sum_ref(const ParamMap& p, const Inputs& in) {
   Expected e{"output", {}, {}};
-  e.values = sum(in[0]->values, in[0]->shape, reduced_axes(dim_of(p), in[0]->shape.size()), &e.scale);
+  e.values =
+      sum(in[0]->values, in[0]->shape, reduced_axes(dim_of(p), in[0]->shape.size()), &e.scale);
   return {std::move(e)};
 }
 
@@ -44,7 +45,9 @@ std::vector<double> softmax(const std::vector<double>& x, const Shape& shape, st
   const AxisSplit s = split_at(shape, dim);
   for (std::int64_t o = 0; o < s.outer; ++o)
     for (std::int64_t j = 0; j < s.inner; ++j) {
-      auto at = [&](std::int64_t i) { return static_cast<std::size_t>((o * s.length + i) * s.inner + j); };
+      auto at = [&](std::int64_t i) {
+        return static_cast<std::size_t>((o * s.length + i) * s.inner + j);
+      };
       double m = -INFINITY, total = 0.0;
       for (std::int64_t i = 0; i < s.length; ++i) m = std::max(m, x[at(i)]);
       for (std::int64_t i = 0; i < s.length; ++i) total += std::exp(x[at(i)] - m);
@@ -58,7 +61,8 @@ std::vector<bool> reduced_axes(const std::optional<Shape>& dim, std::size_t rank
   if (dim)
     for (std::int64_t a : *dim) {
       const std::int64_t axis = a < 0 ? a + static_cast<std::int64_t>(rank) : a;
-      if (axis >= 0 && axis < static_cast<std::int64_t>(rank)) reduced[static_cast<std::size_t>(axis)] = true;
+      if (axis >= 0 && axis < static_cast<std::int64_t>(rank))
+        reduced[static_cast<std::size_t>(axis)] = true;
     }
   return reduced;
 }

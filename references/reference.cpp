@@ -1,5 +1,3 @@
-#include "references.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +6,7 @@
 #include <sstream>
 
 #include "families.hpp"
+#include "references.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/core/numeric.hpp"
 
@@ -60,11 +59,16 @@ std::vector<std::string> ops_with_references() {
 
 Tolerance tolerance(DType dtype) {
   switch (dtype) {
-    case DType::kFloat32: return {1e-5, 1e-6};
-    case DType::kFloat64: return {1e-12, 1e-12};
-    case DType::kFloat16: return {std::ldexp(1.0, -10), 1e-5};
-    case DType::kBFloat16: return {std::ldexp(1.0, -7), 1e-5};
-    default: return is_floating(dtype) ? Tolerance{0.25, 1e-5} : Tolerance{0.0, 0.0};
+    case DType::kFloat32:
+      return {1e-5, 1e-6};
+    case DType::kFloat64:
+      return {1e-12, 1e-12};
+    case DType::kFloat16:
+      return {std::ldexp(1.0, -10), 1e-5};
+    case DType::kBFloat16:
+      return {std::ldexp(1.0, -7), 1e-5};
+    default:
+      return is_floating(dtype) ? Tolerance{0.25, 1e-5} : Tolerance{0.0, 0.0};
   }
 }
 
@@ -88,7 +92,8 @@ Comparison compare(const std::vector<double>& got, const Expected& want, Toleran
       }
     }
   }
-  if (got.size() != want.values.size()) c.bad += std::max(got.size(), want.values.size()) - c.checked;
+  if (got.size() != want.values.size())
+    c.bad += std::max(got.size(), want.values.size()) - c.checked;
   return c;
 }
 
@@ -99,8 +104,9 @@ std::string Comparison::str(const std::vector<double>& got, const std::vector<do
   if (bad == 0)
     return fmt::format("all {} elements within tolerance (max abs error {:.3e}, max rel {:.3e})",
                        checked, max_abs_error, max_rel_error);
-  return fmt::format("{} of {} elements out of tolerance; worst at {}: got {}, want {} (rtol {:g}, atol {:g})",
-                     bad, checked, worst, got[worst], want[worst], tol.rtol, tol.atol);
+  return fmt::format(
+      "{} of {} elements out of tolerance; worst at {}: got {}, want {} (rtol {:g}, atol {:g})",
+      bad, checked, worst, got[worst], want[worst], tol.rtol, tol.atol);
 }
 
 }  // namespace tileops::references

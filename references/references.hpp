@@ -73,7 +73,8 @@ struct Comparison {
   double max_rel_error = 0;
   bool ok() const noexcept { return bad == 0; }
   // "3 of 4096 elements out of tolerance; worst at 17: got 1.5, want 1.25 (rtol .., atol ..)".
-  std::string str(const std::vector<double>& got, const std::vector<double>& want, Tolerance tol) const;
+  std::string str(const std::vector<double>& got, const std::vector<double>& want,
+                  Tolerance tol) const;
 };
 Comparison compare(const std::vector<double>& got, const Expected& want, Tolerance tol);
 

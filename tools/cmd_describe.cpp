@@ -277,7 +277,8 @@ std::string render(const std::shared_ptr<const Entry>& entry, const DescribeOpti
     return fmt::format("{:g}", references::tolerance(d).rtol);
   };
   for (DType d : dtypes)
-    os << fmt::format("| {} | {} | {:g} |\n", dtype_name(d), rtol_text(d), references::tolerance(d).atol);
+    os << fmt::format("| {} | {} | {:g} |\n", dtype_name(d), rtol_text(d),
+                      references::tolerance(d).atol);
   os << "\n";
 
   implementations(os, e.name);

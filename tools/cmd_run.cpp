@@ -60,9 +60,10 @@ int run_run(const CaseOptions& options) {
     const references::HostTensor actual = references::to_host(*got);
     const references::Tolerance tol = references::tolerance(actual.dtype);
     const references::Comparison c = references::compare(actual.values, e, tol);
-    fmt::print("  {:<10} {} {}: max abs err {:.3e}, max rel err {:.3e} (rtol {:.3e}, atol {:.1e}): {}\n",
-               e.name, dtype_name(actual.dtype), actual.shape.str(), c.max_abs_error,
-               c.max_rel_error, tol.rtol, tol.atol, c.ok() ? "PASS" : "FAIL");
+    fmt::print(
+        "  {:<10} {} {}: max abs err {:.3e}, max rel err {:.3e} (rtol {:.3e}, atol {:.1e}): {}\n",
+        e.name, dtype_name(actual.dtype), actual.shape.str(), c.max_abs_error, c.max_rel_error,
+        tol.rtol, tol.atol, c.ok() ? "PASS" : "FAIL");
     if (!c.ok()) {
       fmt::print("    {}\n", c.str(actual.values, e.values, tol));
       pass = false;

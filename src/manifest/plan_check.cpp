@@ -130,8 +130,9 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
       fail(d, fmt::format("{} is written but read-only", decl.name));
   }
 
-  // Note [Record reuse]: a record from this construction keeps the construction's values; the
-  // slots other presence points write and this one does not go back to theirs.
+  // A record from this construction keeps the construction's values (Note [Record reuse] in
+  // signature_call.hpp); the slots other presence points write and this one does not go back to
+  // theirs.
   if (call.plan_.get() != this) call.plan_ = shared_from_this();
   if (call.construction_id_ == state.id && call.frame_.size() == state.frame.size()) {
     for (int slot : schedule.reset_slots) call.frame_[slot] = state.frame[slot];
@@ -169,7 +170,8 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
   }
   detail::CallScratch scratch(d);
   detail::run_schedule(d, schedule, call.frame_, call.tensors_, scratch);
-  // Note [Ctor tensor dtypes]: the call's dtype, which the op casts the tensor to.
+  // The call's dtype, which the op casts the tensor to (Note [Ctor tensor dtypes] in
+  // plan_build.cpp).
   for (int ti : d.ctor_dtype_at_call)
     if (call.tensors_[ti].present)
       call.tensors_[ti].dtype = call.frame_[d.tensors[ti].dtype_index_slot].as_dtype();

@@ -38,7 +38,8 @@ Tensor filled(std::int64_t n, float start) {
 CallResult EveryParamFwdOp::forward(const CallArgs& args) {
   Tensor y = allocate_output(args, 0);
   for (std::int64_t i = 0; i < y.numel(); ++i)
-    floats(y)[i] = floats(args.input(0))[i] * static_cast<float>(scale()) + static_cast<float>(count());
+    floats(y)[i] =
+        floats(args.input(0))[i] * static_cast<float>(scale()) + static_cast<float>(count());
   return {y};
 }
 KernelCalls EveryParamFwdOp::kernel_calls(const CallArgs&) const { return {}; }
@@ -86,9 +87,7 @@ CallResult FillFwdOp::forward(const CallArgs& args) {
 KernelCalls FillFwdOp::kernel_calls(const CallArgs&) const { return {}; }
 
 // y = second(first(x)).
-CallResult TwoStageFwdOp::forward(const CallArgs& args) {
-  return {second_(first_(args.input(0)))};
-}
+CallResult TwoStageFwdOp::forward(const CallArgs& args) { return {second_(first_(args.input(0)))}; }
 
 namespace {
 

@@ -21,8 +21,8 @@ TEST(Conformance, Item01_SelectionByApplicabilityAndPrecedence) {
   EXPECT_EQ(op.key_for("scale", scaling(-1)), "negative");
   // An implementation preferred over all of them but not available on the call's device changes
   // no answer.
-  ToyOp more(with_selection_table(toy_class(unique_op("Select")))
-                 .kernel<CudaOnlyKernel>("cuda_only"));
+  ToyOp more(
+      with_selection_table(toy_class(unique_op("Select"))).kernel<CudaOnlyKernel>("cuda_only"));
   EXPECT_EQ(more.key_for("scale", scaling(0)), "general");
   EXPECT_EQ(more.key_for("scale", scaling(5)), "positive");
   EXPECT_EQ(more.key_for("scale", scaling(20)), "band");
@@ -58,8 +58,7 @@ TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
 // Item 3.
 TEST(Conformance, Item03_NoKeyListsTheDeviceType) {
   const std::string name = unique_op("Elsewhere");
-  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"), {},
-           kBuiltin);
+  ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"), {}, kBuiltin);
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { op(cpu({4})); }),
             name + "'s in-tree kernels do not run on cpu; known targets for this op: []");
   EXPECT_EQ(op.serving_target(), std::nullopt);  // the failing call undid its selection
@@ -177,14 +176,11 @@ TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDev
 // Item 6.
 TEST(Conformance, Item06_RegisteredKernelTypes) {
   const std::string name = unique_op("Registered");
-  OpClass& cls =
-      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
+  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
   ToyOp before(cls);
   register_kernel_type(name, KernelType::of<PositiveKernel>("positive"));
-  EXPECT_THAT(error_of<BackendError>([&] {
-                register_kernel_type(name,
-                                     KernelType::of<PositiveKernel>("positive"));
-              }),
+  EXPECT_THAT(error_of<BackendError>(
+                  [&] { register_kernel_type(name, KernelType::of<PositiveKernel>("positive")); }),
               HasSubstr("'positive' is already registered for " + name));
   before(cpu({5}));
   EXPECT_EQ(before.ran(), "general");
@@ -193,10 +189,9 @@ TEST(Conformance, Item06_RegisteredKernelTypes) {
   EXPECT_EQ(after.ran(), "positive");
 
   const std::string clash = unique_op("Clash");
-  OpClass& clash_cls = toy_class(clash).interface<Scaling>("scale").kernel<GeneralKernel>(
-      "general");
-  register_kernel_type(clash,
-                       KernelType::of<SecondGeneralKernel>("general"));
+  OpClass& clash_cls =
+      toy_class(clash).interface<Scaling>("scale").kernel<GeneralKernel>("general");
+  register_kernel_type(clash, KernelType::of<SecondGeneralKernel>("general"));
   EXPECT_EQ(error_of<ContractError>([&] { ToyOp op(clash_cls); }),
             "implementations registered for " + clash + " reuse keys it has: ['general']");
 }

@@ -261,8 +261,7 @@ TEST(ConstructionTable4, Row1_TargetIsSelectedAtTheFirstCallAndUnchangedAfter) {
 
 TEST(ConstructionTable4, Row2_RegisteredKernelTypeIsMergedAtConstruction) {
   const std::string name = unique_op("Merged");
-  OpClass& cls =
-      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
+  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
   ToyOp before(cls);
   register_kernel_type(name, KernelType::of<PositiveKernel>("positive"));
   ToyOp after(cls);

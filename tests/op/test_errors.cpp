@@ -103,8 +103,7 @@ TEST(Errors, OpNotAvailable) {
 
   // In-tree kernels that do not run on the call's device.
   const std::string cuda_only = unique_op("CudaOnly");
-  ToyOp elsewhere(
-      toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"));
+  ToyOp elsewhere(toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"));
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { elsewhere(cpu({4})); }),
             cuda_only + "'s in-tree kernels do not run on cpu; known targets for this op: []");
   still_usable(elsewhere);
@@ -174,12 +173,11 @@ TEST(Errors, ContractErrorsAtConstruction) {
                                .kernel<PositiveKernel>("general")),
             reused + " installs the key 'general' twice");
   const std::string generals = unique_op("Generals");
-  EXPECT_EQ(
-      contract_error(toy_class(generals)
-                         .interface<Scaling>("scale")
-                         .kernel<GeneralKernel>("general")
-                         .kernel<SecondGeneralKernel>("second_general")),
-      generals + ": interface 'scale' has more than one general implementation");
+  EXPECT_EQ(contract_error(toy_class(generals)
+                               .interface<Scaling>("scale")
+                               .kernel<GeneralKernel>("general")
+                               .kernel<SecondGeneralKernel>("second_general")),
+            generals + ": interface 'scale' has more than one general implementation");
   const std::string foreign = unique_op("Foreign");
   EXPECT_EQ(contract_error(toy_class(foreign)
                                .interface<Scaling>("scale")
@@ -192,8 +190,7 @@ TEST(Errors, ContractErrorsAtConstruction) {
                 "implementations of interface 'scale'");
   const std::string missing = unique_op("Missing");
   EXPECT_EQ(
-      contract_error(
-          toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band")),
+      contract_error(toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band")),
       missing +
           ": BandKernel ('band') is preferred over ['positive']; preferred_over names only other "
           "implementations of interface 'scale'");

@@ -204,8 +204,7 @@ TEST(InstanceStateTable4, Row4_TargetGetsTheSameChecksRecordAndFailureHandling) 
 
 TEST(InstanceStateTable4, Row5_KernelImplementationLeavesTheOpUnchanged) {
   const std::string name = unique_op("AddsKernel");
-  OpClass& cls =
-      toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
+  OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
   register_kernel_type(name, KernelType::of<PositiveKernel>("positive_only"));
   ToyOp op(cls);  // the op class is unchanged; its forward finds the new kernel through kernel_for
   op(cpu({20}));

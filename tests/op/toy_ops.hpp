@@ -452,9 +452,8 @@ class ToyOp : public Op {
 class ToySubOp : public ToyOp {
  public:
   static const OpClass& op_class() {
-    static const OpClass& cls = toy_class("ToySubFwdOp")
-                                    .interface<Scaling>("scale")
-                                    .kernel<GeneralKernel>("general");
+    static const OpClass& cls =
+        toy_class("ToySubFwdOp").interface<Scaling>("scale").kernel<GeneralKernel>("general");
     return cls;
   }
   ToySubOp(ParamMap params, std::optional<Target> target)

@@ -1,6 +1,6 @@
 // Call specs hold only what selects or builds a kernel (Note [Call spec fields]): serving many
-// shapes must not grow the insert-only call-spec tables or the built entries. Each op here is called
-// with over 10,000 distinct shapes; both caches stay bounded by the keys that matter.
+// shapes must not grow the insert-only call-spec tables or the built entries. Each op here is
+// called with over 10,000 distinct shapes; both caches stay bounded by the keys that matter.
 #include <gtest/gtest.h>
 
 #include <bit>

@@ -9,9 +9,9 @@
 
 #include "cpu_numerics.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
-#include "tileops/ops/defaults.hpp"
 #include "norm_oracles.hpp"
 #include "tileops/core/error.hpp"
+#include "tileops/ops/defaults.hpp"
 
 namespace tileops::test_cpu {
 namespace {

@@ -210,60 +210,27 @@ constexpr std::uint8_t double_to_float8_e5m2_bits(double value) noexcept {
 
 // ---- Value types for CPU kernels: storage bits plus conversions through float ----
 
-struct Half {
-  std::uint16_t bits;
-  Half() = default;
-  constexpr explicit Half(float value) noexcept : bits(float_to_float16_bits(value)) {}
-  static constexpr Half from_bits(std::uint16_t raw) noexcept { return Half(raw, FromBits{}); }
-  constexpr operator float() const noexcept { return float16_bits_to_float(bits); }
+// A narrow float held as its storage bits, converted through float: `Bits` is the storage type,
+// `kDecode`/`kEncode` the exact conversions above. One template for the four types, so they cannot
+// drift apart.
+template <class Bits, float (*kDecode)(Bits), Bits (*kEncode)(float)>
+struct NarrowFloat {
+  Bits bits;
+  NarrowFloat() = default;
+  constexpr explicit NarrowFloat(float value) noexcept : bits(kEncode(value)) {}
+  static constexpr NarrowFloat from_bits(Bits raw) noexcept { return NarrowFloat(raw, FromBits{}); }
+  constexpr operator float() const noexcept { return kDecode(bits); }
 
  private:
   struct FromBits {};
-  constexpr Half(std::uint16_t raw, FromBits) noexcept : bits(raw) {}
+  constexpr NarrowFloat(Bits raw, FromBits) noexcept : bits(raw) {}
 };
 
-struct BFloat16 {
-  std::uint16_t bits;
-  BFloat16() = default;
-  constexpr explicit BFloat16(float value) noexcept : bits(float_to_bfloat16_bits(value)) {}
-  static constexpr BFloat16 from_bits(std::uint16_t raw) noexcept {
-    return BFloat16(raw, FromBits{});
-  }
-  constexpr operator float() const noexcept { return bfloat16_bits_to_float(bits); }
-
- private:
-  struct FromBits {};
-  constexpr BFloat16(std::uint16_t raw, FromBits) noexcept : bits(raw) {}
-};
-
-struct Float8E4M3FN {
-  std::uint8_t bits;
-  Float8E4M3FN() = default;
-  constexpr explicit Float8E4M3FN(float value) noexcept
-      : bits(float_to_float8_e4m3fn_bits(value)) {}
-  static constexpr Float8E4M3FN from_bits(std::uint8_t raw) noexcept {
-    return Float8E4M3FN(raw, FromBits{});
-  }
-  constexpr operator float() const noexcept { return float8_e4m3fn_bits_to_float(bits); }
-
- private:
-  struct FromBits {};
-  constexpr Float8E4M3FN(std::uint8_t raw, FromBits) noexcept : bits(raw) {}
-};
-
-struct Float8E5M2 {
-  std::uint8_t bits;
-  Float8E5M2() = default;
-  constexpr explicit Float8E5M2(float value) noexcept : bits(float_to_float8_e5m2_bits(value)) {}
-  static constexpr Float8E5M2 from_bits(std::uint8_t raw) noexcept {
-    return Float8E5M2(raw, FromBits{});
-  }
-  constexpr operator float() const noexcept { return float8_e5m2_bits_to_float(bits); }
-
- private:
-  struct FromBits {};
-  constexpr Float8E5M2(std::uint8_t raw, FromBits) noexcept : bits(raw) {}
-};
+using Half = NarrowFloat<std::uint16_t, float16_bits_to_float, float_to_float16_bits>;
+using BFloat16 = NarrowFloat<std::uint16_t, bfloat16_bits_to_float, float_to_bfloat16_bits>;
+using Float8E4M3FN =
+    NarrowFloat<std::uint8_t, float8_e4m3fn_bits_to_float, float_to_float8_e4m3fn_bits>;
+using Float8E5M2 = NarrowFloat<std::uint8_t, float8_e5m2_bits_to_float, float_to_float8_e5m2_bits>;
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2);
 static_assert(sizeof(Float8E4M3FN) == 1 && sizeof(Float8E5M2) == 1);

@@ -1,6 +1,7 @@
 // Identity: a type-erased, hashable, comparable value. entry_for() returns one per build: two calls
-// share an entry exactly when their identities are equal (Note [Typed cache keys] in STYLE.md:
-// identities are typed structs or scalars with == and a hash, never strings or raw bytes).
+// share an entry exactly when their identities are equal. Like call specs
+// (Note [Call spec fields] in call_spec.hpp), identities are typed structs or scalars with == and
+// a hash, never strings or raw bytes.
 #pragma once
 
 #include <concepts>

@@ -1,6 +1,11 @@
-// The op registry: op classes by name, for make_op and the CLI. Families register their classes
-// through explicit functions (Note [Explicit registration]: no static initialisers that a static
-// link could drop); register_builtin_ops() calls every family's, once.
+// The op registry: op classes by name, for make_op and the CLI.
+//
+// Note [Explicit registration]
+// Nothing registers itself from a static initialiser: a static library's object file that nothing
+// references is dropped by the linker, and its initialiser with it, so an op would silently be
+// missing. Each family registers its classes through an explicit function (generated from the
+// manifest), register_builtin_ops() calls them all, once, and each op class builds its OpClass in
+// a function-local static on first use.
 #pragma once
 
 #include <functional>
