@@ -1,21 +1,15 @@
 // FusedAddRMSNormFwdOp (manifest/norm.yaml): the call spec and forward; the class is generated.
-#include "kernels/norm/interface.hpp"
-#include "ops/op_support.hpp"
+#include "ops/norm/norm_call.hpp"
 #include "tileops/ops/norm.hpp"
 
 namespace tileops {
 namespace {
 
+// Rows of the last axis (a scalar is a row of one); the weight is required.
 kernels::NormCall norm_call(const FusedAddRMSNormFwdOp& op, const CallArgs& args) {
   const Tensor& x = args.input(0);
-  kernels::NormCall call;
-  call.device = args.device();
-  call.n = x.dim() == 0 ? 1 : x.shape().back();
-  call.eps = op.eps().value_or(kDefaultNormEps);
-  call.dtype = x.dtype();
-  call.has_weight = true;
-  call.access = ops::access_class(args);
-  return call;
+  return ops::norm_call(args, x.dim() == 0 ? 1 : x.shape().back(),
+                        op.eps().value_or(kDefaultNormEps), true);
 }
 
 }  // namespace

@@ -1,21 +1,12 @@
 // LayerNormFwdOp (manifest/norm.yaml): the call spec and forward; the class is generated.
-#include "kernels/norm/interface.hpp"
-#include "ops/op_support.hpp"
+#include "ops/norm/norm_call.hpp"
 #include "tileops/ops/norm.hpp"
 
 namespace tileops {
 namespace {
 
 kernels::NormCall norm_call(const LayerNormFwdOp& op, const CallArgs& args) {
-  kernels::NormCall call;
-  call.device = args.device();
-  call.n = op.normalized_shape().numel();
-  call.eps = op.eps();
-  call.dtype = args.input(0).dtype();
-  call.has_weight = args.has(1);
-  call.has_bias = args.has(2);
-  call.access = ops::access_class(args);
-  return call;
+  return ops::norm_call(args, op.normalized_shape().numel(), op.eps(), args.has(1), args.has(2));
 }
 
 }  // namespace
