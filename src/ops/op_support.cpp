@@ -1,36 +1,31 @@
 #include "ops/op_support.hpp"
 
-#include <bit>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
 namespace tileops::ops {
-namespace {
-
-// The largest power of two up to 16 that divides the address of t's first element.
-std::uint8_t pointer_alignment(const Tensor& t) {
-  if (!t.is_contiguous() || t.device().is_meta() || t.numel() == 0) return 16;
-  const auto address = reinterpret_cast<std::uintptr_t>(t.data_ptr());
-  const std::uintptr_t lowest_bit = address & (~address + 1);
-  return static_cast<std::uint8_t>(lowest_bit == 0 || lowest_bit > 16 ? 16 : lowest_bit);
-}
-
-void widen(AccessClass& access, const Tensor& t) {
-  access.alignment = std::min(access.alignment, pointer_alignment(t));
-  access.index64 = access.index64 || t.numel() > std::numeric_limits<std::int32_t>::max();
-}
-
-}  // namespace
-
 AccessClass access_class(const CallArgs& args) {
-  AccessClass access;
+  // The data addresses ORed together: their common alignment is the lowest set bit.
+  std::uintptr_t addresses = 0;
+  std::int64_t largest = 0;
+  auto visit = [&](const Tensor& t) {
+    const std::int64_t n = t.numel();
+    largest = std::max(largest, n);
+    if (n > 0 && t.is_contiguous() && !t.is_meta())
+      addresses |= reinterpret_cast<std::uintptr_t>(t.data_ptr());
+  };
   for (const std::optional<Tensor>& t : args.inputs)
-    if (t && t->defined()) widen(access, *t);
-  if (args.out) widen(access, *args.out);
+    if (t && t->defined()) visit(*t);
+  if (args.out) visit(*args.out);
   // Outputs the op allocates are aligned; their size is the call's to bound as well.
-  for (std::size_t o = 0; o < args.call.plan().entry().outputs.size(); ++o)
-    access.index64 = access.index64 ||
-                     args.call.output(o).shape.numel() > std::numeric_limits<std::int32_t>::max();
+  const std::size_t outputs = args.call.plan().entry().outputs.size();
+  for (std::size_t o = 0; o < outputs; ++o)
+    largest = std::max(largest, args.call.output(o).shape.numel());
+  AccessClass access;
+  const std::uintptr_t lowest_bit = addresses & (~addresses + 1);
+  if (lowest_bit != 0 && lowest_bit < 16) access.alignment = static_cast<std::uint8_t>(lowest_bit);
+  access.index64 = largest > std::numeric_limits<std::int32_t>::max();
   return access;
 }
 

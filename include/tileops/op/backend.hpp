@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tileops/core/small_vector.hpp"
 #include "tileops/core/stream.hpp"
 #include "tileops/core/tensor.hpp"
 #include "tileops/core/tensor_spec.hpp"
@@ -20,7 +21,8 @@
 
 namespace tileops {
 
-using CallResult = std::vector<std::optional<Tensor>>;
+// An op's outputs in signature order. Inline for up to four: building it allocates nothing.
+using CallResult = SmallVector<std::optional<Tensor>, 4>;
 
 // What a target's kernel is called with: the inputs in signature order (unwritten ones
 // contiguous), the out buffer when passed, and the stream of the call.
