@@ -1,4 +1,5 @@
 // Effect branches and operator names (reference §2.8, §7.2) and roofline evaluation (§2.10).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "common/toy_entries.hpp"
@@ -149,6 +150,32 @@ TEST(Roofline, BuiltinRopeCountsOnlyTheRotatedColumns) {
   const std::int64_t qk = 2 * (4 * 8 * 128 * 2 + 4 * 2 * 128 * 2) / 128 * 64;
   const std::int64_t cache_rows = 1024 * 64 * 2 / 1024 * 4;
   EXPECT_EQ(r.bytes, positions + qk + cache_rows);
+}
+
+// eval_roofline raises CheckError naming the op and the formula when a formula fails to evaluate
+// (the evaluator's EvalError, wrapped), as every other check of the plan does.
+TEST(Roofline, AFormulaThatOverflowsIsACheckErrorNamingTheField) {
+  constexpr std::string_view kCubic = R"yaml(
+CubicFwdOp:
+  family: toy
+  status: spec-only
+  signature:
+    forall: {N: Dim}
+    inputs:
+      x: {dtype: float16, shape: "[N]"}
+    outputs:
+      y: {dtype: float16, shape: "[N]"}
+  workloads: [{label: w, N: 4}]
+  roofline: {flops: "N * N * N"}
+)yaml";
+  auto p = plan_from(kCubic, "CubicFwdOp");
+  auto state = p->construct({});
+  EXPECT_EQ(p->eval_roofline(p->check(state, Inputs{meta({1 << 10})})).flops, 1 << 30);
+  const SignatureCall huge = p->check(state, Inputs{meta({std::int64_t{1} << 22})});
+  EXPECT_THAT(testing::check_error([&] { p->eval_roofline(huge); }),
+              ::testing::StartsWith("CubicFwdOp: roofline.flops: "));
+  EXPECT_THAT(testing::check_error([&] { p->eval_roofline(huge); }),
+              ::testing::HasSubstr("overflow"));
 }
 
 TEST(Roofline, ParamsReadByTheFormula) {

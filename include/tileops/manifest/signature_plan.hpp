@@ -92,7 +92,9 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   std::uint32_t presence_of(std::span<const std::optional<Tensor>> inputs, bool has_out) const;
 
   // Roofline of a completed call (MANIFEST.md §8); bytes derived from the effects when the entry
-  // gives none. Throws EvalError when a formula fails.
+  // gives none. Throws CheckError "<Op>: roofline.<field>: ..." when a formula fails to evaluate
+  // (the evaluator's overflow or domain error), EvalError when it yields a value that is not an
+  // int.
   RooflineResult eval_roofline(const SignatureCall& call) const;
 
   // "norm_rms_norm_fwd" for ("norm", "RMSNormFwdOp") (reference §7.2).
