@@ -77,7 +77,9 @@ Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
   plan_ = cls.plan();
   construction_ = plan_->construct(without_injected(params, cls.injected()), ctor_tensors);
   params_ = plan_->params_of(construction_);
-  // 3. The implementation table, checked against the interfaces' contracts.
+  // 3. The stages against the entry's composition, and the implementation table against the
+  // interfaces' contracts.
+  cls.check_composition();
   installed_ = std::make_shared<const detail::InstalledTable>(
       detail::InstalledTable::install(cls, detail::registered_kernel_types(cls.name())));
   // 4. The instance key.
