@@ -9,6 +9,7 @@
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/installed_table.hpp"
+#include "op/read_section.hpp"
 #include "op/type_name.hpp"
 #include "tileops/op/op.hpp"
 
@@ -152,7 +153,8 @@ std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface,
 std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, const void* call) {
   int i = interface_by_address(installed_->interfaces, interface);
   if (i < 0) i = interface_index(interface);
-  detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
+  detail::ReadSection reading;  // Note [Binding reclamation]
+  detail::Binding* b = binding_fast_.load(std::memory_order_seq_cst);
   const detail::EntryTable& by_call = b->caches[i]->by_call;
   const std::size_t hash = by_call.ops().hash(call);
   if (const std::shared_ptr<KernelInterface>* entry = by_call.find(hash, call)) return *entry;
