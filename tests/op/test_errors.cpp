@@ -99,7 +99,9 @@ TEST(Errors, OpNotAvailable) {
                              .kernel<GeneralKernel>("general", "GeneralKernel"),
                          {}, Target::named(target));
   EXPECT_THAT(error_of<OpNotAvailableError>([&] { owning_composite(cpu({4})); }),
-              HasSubstr("registers no kernel builder"));
+              StartsWith(owning_composite.name() + ": target '" + target +
+                         "' registers no kernel builder for " + owning_composite.name() +
+                         "; targets that do: []"));
 
   // In-tree kernels that do not run on the call's device.
   const std::string cuda_only = unique_op("CudaOnly");
