@@ -27,11 +27,6 @@ std::string Device::str() const {
 
 namespace {
 
-[[noreturn]] void throw_unparsable(std::string_view text) {
-  throw CheckError("device: cannot parse '" + std::string(text) +
-                   "'; expected 'cpu', 'meta', 'cuda' or 'cuda:<index>'");
-}
-
 // A canonical non-negative decimal: digits only, no sign, no leading zero (so that
 // Device::parse(d.str()) == d and every device has exactly one spelling).
 bool parse_index(std::string_view digits, int& index) {
@@ -44,7 +39,7 @@ bool parse_index(std::string_view digits, int& index) {
 
 }  // namespace
 
-Device Device::parse(std::string_view text) {
+std::optional<Device> Device::try_parse(std::string_view text) noexcept {
   if (text == "cpu") return cpu();
   if (text == "meta") return meta();
   if (text == "cuda") return cuda(0);
@@ -53,7 +48,13 @@ Device Device::parse(std::string_view text) {
     int index = 0;
     if (parse_index(text.substr(kCudaPrefix.size()), index)) return cuda(index);
   }
-  throw_unparsable(text);
+  return std::nullopt;
+}
+
+Device Device::parse(std::string_view text) {
+  if (std::optional<Device> d = try_parse(text)) return *d;
+  throw CheckError("device: cannot parse '" + std::string(text) + "'; expected " +
+                   std::string(kSpellings));
 }
 
 }  // namespace tileops

@@ -18,6 +18,26 @@ namespace {
 
 bool present(const std::optional<Tensor>& t) { return t && t->defined(); }
 
+// A tensor the call writes whose elements overlap (Note [Internal overlap] in shape.cpp): the
+// result would depend on the order of the writes. PyTorch's wording, after the tensor's name.
+[[noreturn]] void fail_overlap(const PlanData& d, std::string_view tensor) {
+  fail(d, fmt::format("{}: unsupported operation: more than one element of the written-to tensor "
+                      "refers to a single memory location; pass a copy (Tensor::contiguous())",
+                      tensor));
+}
+
+// Note [Sizes that overflow]: every tensor of a checked call has an element count and a byte
+// count that int64 holds. Tensor constructors keep element counts in range, but a stride-0 view
+// can count more bytes than int64 does, and an inferred output shape (a large param, a broadcast
+// of two such views) can count more elements: unchecked, the count wraps to a negative or to
+// exactly 0, which a kernel would be handed as a length and step 3 would take for an empty write.
+// The check rejects such a call, naming the tensor, before any of that is decided (PyTorch
+// raises at the allocation: "Storage size calculation overflowed").
+bool bytes_fit(std::int64_t numel, DType dtype) {
+  std::int64_t bytes = 0;
+  return !__builtin_mul_overflow(numel, static_cast<std::int64_t>(dtype_size(dtype)), &bytes);
+}
+
 bool same_tensor(const Tensor& a, const Tensor& b) {
   return a.storage() == b.storage() && a.byte_offset() == b.byte_offset() &&
          a.shape() == b.shape() && a.strides() == b.strides() && a.dtype() == b.dtype() &&
@@ -48,10 +68,7 @@ std::optional<Device> call_device(const PlanData& d, const ConstructionState& st
     }
   }
   if (device) return device;
-  if (const ParamDecl* p = d.entry->find_param("device"); p && !p->tensor) {
-    const Value& v = state.frame[d.scope.find("device")->slot];
-    if (v.is_str()) return Device::parse(v.as_str());
-  }
+  if (state.device) return state.device;
   for (const auto& t : state.ctor_tensors) {
     if (!t) continue;
     if (!device)
@@ -126,8 +143,13 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     const TensorDecl& decl = *d.input(i).decl;
     if (decl.contiguous && !t.is_contiguous())
       fail(d, fmt::format("{} must be contiguous", decl.name));
-    if (((written >> i) & 1u) && t.read_only())
-      fail(d, fmt::format("{} is written but read-only", decl.name));
+    if ((written >> i) & 1u) {
+      if (t.read_only()) fail(d, fmt::format("{} is written but read-only", decl.name));
+      if (t.has_internal_overlap()) fail_overlap(d, decl.name);
+    }
+    if (!bytes_fit(t.numel(), t.dtype()))  // Note [Sizes that overflow]
+      fail(d, fmt::format("{} of shape {} and dtype {} holds more bytes than int64 can count",
+                          decl.name, t.shape().str(), dtype_name(t.dtype())));
   }
 
   // A record from this construction keeps the construction's values (Note [Record reuse] in
@@ -198,6 +220,15 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     rec.dtype =
         detail::operand(d, t.dtype, t.dtype_direct, call.frame_, value, {t.decl->name, "dtype"})
             .as_dtype();
+    // Note [Sizes that overflow]
+    const std::optional<std::int64_t> numel = rec.shape.checked_numel();
+    if (!numel)
+      fail(d, fmt::format("output {} has shape {}, whose element count overflows int64",
+                          t.decl->name, rec.shape.str()));
+    if (!bytes_fit(*numel, rec.dtype))
+      fail(d,
+           fmt::format("output {} of shape {} and dtype {} holds more bytes than int64 can count",
+                       t.decl->name, rec.shape.str(), dtype_name(rec.dtype)));
   }
 
   if (has_out) {
@@ -212,6 +243,7 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     if (device && out->device() != *device)
       fail(d, fmt::format("out is not on the call device {}: got {}", device->str(),
                           out->device().str()));
+    if (out->has_internal_overlap()) fail_overlap(d, "out");
     if (!out->is_contiguous()) fail(d, "out must be contiguous");
     if (out->read_only()) fail(d, "out is read-only");
     for (int i = 0; i < d.num_inputs; ++i)

@@ -60,6 +60,17 @@ ConstructionState SignaturePlan::construct(
                                    given->repr(), detail::with_article(p.type.text)));
     state.frame[slot] = std::move(*conformed);
   }
+  // A `device` param decides the device of a call without tensors: a text that names no device
+  // is reported here, with the op's name, rather than at the first call.
+  if (const ParamDecl* p = e.find_param("device"); p && !p->tensor) {
+    const Value& v = state.frame[d.scope.find("device")->slot];
+    if (v.is_str()) {
+      state.device = Device::try_parse(v.as_str());
+      if (!state.device)
+        throw CheckError(fmt::format("{}: param 'device' = {} is not a device; expected {}",
+                                     d.op_name, v.repr(), Device::kSpellings));
+    }
+  }
   // Params written into shapes are axis lengths: they may not be negative.
   for (const PlanTensor& t : d.tensors) {
     for (std::size_t k = 0; k < t.axes.size(); ++k) {

@@ -59,7 +59,11 @@ std::int64_t SignatureCall::bytes(std::string_view name) const {
   const TensorRecord& t = tensor(name);
   if (!t.present)
     throw CheckError(fmt::format("{}: '{}' is absent in this call", plan_->op_name(), name));
-  return (t.shape.numel() * dtype_bits(t.dtype) + 7) / 8;
+  // (numel * bits + 7) / 8 without the product: every checked tensor's bytes fit int64 (Note
+  // [Sizes that overflow] in plan_check.cpp), numel * bits may not.
+  const std::int64_t numel = t.shape.numel();
+  const std::int64_t bits = dtype_bits(t.dtype);
+  return numel / 8 * bits + (numel % 8 * bits + 7) / 8;
 }
 
 std::vector<Traffic> SignatureCall::traffic() const {
@@ -92,7 +96,15 @@ std::vector<Traffic> SignatureCall::traffic() const {
 
 std::int64_t SignatureCall::derived_bytes() const {
   std::int64_t total = 0;
-  for (const Traffic& t : traffic()) total += bytes(t.name) * (t.reads + t.writes);
+  for (const Traffic& t : traffic()) {
+    std::int64_t moved = 0;
+    if (__builtin_mul_overflow(bytes(t.name), t.reads + t.writes, &moved) ||
+        __builtin_add_overflow(total, moved, &total))
+      throw CheckError(
+          fmt::format("{}: roofline.bytes: the bytes derived from the effects "
+                      "overflow int64 at {}",
+                      plan_->op_name(), t.name));
+  }
   return total;
 }
 

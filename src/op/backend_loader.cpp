@@ -1,12 +1,16 @@
-// Shared-library backends: dlopen, one exported registration symbol, all-or-nothing publication.
+// Shared-library backends: dlopen, the declared ABI version, the exported registration function,
+// all-or-nothing publication, and dlclose for a backend that did not register.
+#include <cxxabi.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "op/backend_registry.hpp"
+#include "op/type_name.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops {
@@ -57,31 +61,49 @@ class StagingRegistrar final : public BackendRegistrar {
   throw BackendError("load_backend: " + line);
 }
 
-}  // namespace
-
-void load_backend(const std::string& path) {
-  // The library stays loaded for the life of the process: its code backs registered callables.
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) fail_load(path, fmt::format("cannot load: {}", dlerror()));
+// Registers the backend `handle` holds; why it did not, or nullopt. Nothing the backend made
+// outlives this function (the staged callables, an exception it threw) unless it was published,
+// so that a backend refused here can be unloaded.
+std::optional<std::string> register_backend(void* handle) {
+  const auto* version = static_cast<const int*>(dlsym(handle, "tileops_backend_abi_version"));
+  if (!version) return "exports no tileops_backend_abi_version";
+  if (*version != kBackendAbiVersion)
+    return fmt::format("built for backend ABI version {}; this library loads version {}", *version,
+                       kBackendAbiVersion);
   auto fn =
       reinterpret_cast<tileops_backend_register_fn>(dlsym(handle, "tileops_backend_register"));
-  if (!fn) fail_load(path, "exports no tileops_backend_register");
+  if (!fn) return "exports no tileops_backend_register";
   StagingRegistrar staging;
   int rc = 0;
   try {
     rc = fn(&staging, kBackendAbiVersion);
   } catch (const std::exception& e) {
-    fail_load(path, fmt::format("registration raised: {}", e.what()));
+    return fmt::format("registration raised: {}", e.what());
+  } catch (...) {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    return fmt::format("registration raised a {}, which is not a std::exception",
+                       type ? detail::type_name(*type) : std::string("foreign exception"));
   }
-  if (rc != 0)
-    fail_load(path,
-              fmt::format("registration refused (code {}; the library expects ABI version {})", rc,
-                          kBackendAbiVersion));
+  if (rc != 0) return fmt::format("registration refused (code {})", rc);
   try {
     detail::with_registry([&](detail::Registry& r) { staging.publish(r); });
   } catch (const BackendError& e) {
-    fail_load(path, e.what());
+    return std::string(e.what());
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void load_backend(const std::string& path) {
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) fail_load(path, fmt::format("cannot load: {}", dlerror()));
+  if (std::optional<std::string> why = register_backend(handle)) {
+    dlclose(handle);
+    fail_load(path, *why);
+  }
+  // A backend that registered stays loaded for the life of the process: its code backs the
+  // registered callables.
 }
 
 namespace detail {

@@ -1,17 +1,16 @@
 // The binding group of an instance (seeds: class-structure Table 3): the selected target and
 // every cache built under it.
 //
-// Note [Binding group]: the group is one object, replaced whole by reset_binding; a retired group
-// is kept until the op dies, so a thread still reading it never touches freed memory, and entries
-// are reference counted, so one running in another thread outlives the reset. Retiring empties
-// the group's built entries and target kernels under their locks, but not its call-spec tables
-// (InterfaceCache::by_call): kernel_for hits read those without a lock (Note [Lock-free entry
-// table] in entry_table.hpp), so a reader may be inside one at any time and nothing in it can be
-// freed before the op. The entries those tables hold therefore live until the op dies. That is
-// bounded: the framework retires a group only when the call that selected its target fails
-// (Table 6), or when the op's owner calls reset_binding; each retired group keeps what it had
-// cached by then (plus what misses racing with the reset add to it), and a fresh group starts
-// with empty tables that allocate nothing until their first entry.
+// Note [Binding group]: the group is one object, replaced whole by reset_binding. Retiring it
+// empties its built entries and target kernels under their locks at once, but not its call-spec
+// tables (InterfaceCache::by_call): kernel_for hits read those without a lock (Note [Lock-free
+// entry table] in entry_table.hpp), and calls read the group through a raw pointer, so the group
+// itself, with the entries its tables hold, is kept until no read section that may be inside it
+// is still open, then freed (Note [Binding reclamation] in read_section.hpp). Entries are
+// reference counted, so one running in another thread outlives the reset. The framework retires
+// a group when the call that selected its target fails (Table 6), and when the op's owner calls
+// reset_binding; a fresh group starts with empty tables that allocate nothing until their first
+// entry.
 #pragma once
 
 #include <atomic>
@@ -93,6 +92,9 @@ struct Binding {
   // Drops the built entries and target kernels (the entries live on while someone holds them);
   // the call-spec tables stay (Note [Binding group]).
   void clear();
+
+  // How many retired groups `op` keeps (Note [Binding reclamation]); for tests.
+  static std::size_t retired_count(const Op& op);
 };
 
 }  // namespace tileops::detail

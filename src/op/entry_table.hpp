@@ -4,15 +4,16 @@
 // Note [Lock-free entry table]: a hit is the hot path of every op call, so it takes no lock. The
 // table is open addressing (linear probing) over an array of atomic node pointers. It only grows:
 // a node, once published, is never changed or freed, and neither is an array, until the table
-// dies; there is no erase and no clear (Note [Binding group] says why a retired binding keeps its
-// tables). A writer (one at a time: the caller holds the binding's build mutex) fills a node, then
-// publishes it with a release store into an empty slot; when a node would fill more than half the
-// slots, it places every node into an array twice as large instead and publishes that through
-// `slots_`. A reader loads the array, then the slots, with acquire, so it sees every node it
-// reaches whole; a reader still probing an older array finds what that array held and, at worst,
-// misses a newer spec and takes the miss path, which looks again under the build mutex. The load
-// factor of at most 1/2 keeps probes short and ends every probe at an empty slot. Keeping the old
-// arrays costs less than the live one (sizes double), and an empty table allocates nothing.
+// dies; there is no erase and no clear. A table dies with its binding group, once no read section
+// can be inside it (Note [Binding reclamation] in read_section.hpp). A writer (one at a time: the
+// caller holds the binding's build mutex) fills a node, then publishes it with a release store into
+// an empty slot; when a node would fill more than half the slots, it places every node into an
+// array twice as large instead and publishes that through `slots_`. A reader loads the array, then
+// the slots, with acquire, so it sees every node it reaches whole; a reader still probing an older
+// array finds what that array held and, at worst, misses a newer spec and takes the miss path,
+// which looks again under the build mutex. The load factor of at most 1/2 keeps probes short and
+// ends every probe at an empty slot. Keeping the old arrays costs less than the live one (sizes
+// double), and an empty table allocates nothing.
 #pragma once
 
 #include <atomic>

@@ -3,11 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
 
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/installed_table.hpp"
+#include "op/read_section.hpp"
 #include "op/record_pool.hpp"
 
 namespace tileops {
@@ -77,14 +80,16 @@ Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
   plan_ = cls.plan();
   construction_ = plan_->construct(without_injected(params, cls.injected()), ctor_tensors);
   params_ = plan_->params_of(construction_);
-  // 3. The implementation table, checked against the interfaces' contracts.
+  // 3. The stages against the entry's composition, and the implementation table against the
+  // interfaces' contracts.
+  cls.check_composition();
   installed_ = std::make_shared<const detail::InstalledTable>(
       detail::InstalledTable::install(cls, detail::registered_kernel_types(cls.name())));
   // 4. The instance key.
   instance_key_ = register_instance(this, cls.name());
   // 5. The empty binding and running state.
   binding_ = std::make_shared<detail::Binding>(cls.interfaces());
-  binding_fast_.store(binding_.get(), std::memory_order_release);
+  binding_fast_.store(binding_.get(), std::memory_order_seq_cst);
   placed_ctor_tensors_.resize(construction_.ctor_tensors.size());
   records_ = std::make_shared<detail::RecordPool>();
   for (const StageDecl& s : cls.stages())
@@ -108,16 +113,41 @@ std::optional<Target> Op::serving_target() const {
 }
 
 void Op::reset_binding() {
-  for (const auto& sub : held_delegates()) sub->reset_binding();
+  // Each op once, as iter_kernels and request_tune walk: a sub-op may hold its parent back.
+  std::vector<Op*> seen;
+  std::function<void(Op&)> walk = [&](Op& op) {
+    if (std::find(seen.begin(), seen.end(), &op) != seen.end()) return;
+    seen.push_back(&op);
+    for (const auto& sub : op.held_delegates()) walk(*sub);
+    op.retire_binding();
+  };
+  walk(*this);
+}
+
+void Op::retire_binding() {
   std::shared_ptr<detail::Binding> old;
+  std::vector<std::shared_ptr<detail::Binding>> freed;  // released after the lock
   {
     std::lock_guard<std::mutex> lock(binding_mutex_);
     old = binding_;
     binding_ = std::make_shared<detail::Binding>(cls_.interfaces());
-    binding_fast_.store(binding_.get(), std::memory_order_release);
-    retired_bindings_.push_back(old);
+    // Note [Binding reclamation]: unpublished first, then tagged with the next epoch; freed once
+    // every open read section entered at that epoch or later.
+    binding_fast_.store(binding_.get(), std::memory_order_seq_cst);
+    retired_bindings_.emplace_back(old, detail::advance_epoch());
+    const std::uint64_t oldest = detail::oldest_section();
+    auto reclaimable = std::partition(retired_bindings_.begin(), retired_bindings_.end(),
+                                      [&](const auto& r) { return r.second > oldest; });
+    for (auto it = reclaimable; it != retired_bindings_.end(); ++it)
+      freed.push_back(std::move(it->first));
+    retired_bindings_.erase(reclaimable, retired_bindings_.end());
   }
   old->clear();
+}
+
+std::size_t detail::Binding::retired_count(const Op& op) {
+  std::lock_guard<std::mutex> lock(op.binding_mutex_);
+  return op.retired_bindings_.size();
 }
 
 std::shared_ptr<const manifest::SignatureCall> Op::last_call() const {

@@ -7,6 +7,7 @@
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/call_stack.hpp"
+#include "op/read_section.hpp"
 #include "op/record_pool.hpp"
 #include "tileops/op/op.hpp"
 
@@ -37,6 +38,7 @@ CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOpt
 }
 
 CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
+  detail::ReadSection reading;    // Note [Binding reclamation]: the call reads a binding group
   detail::CallFrame frame(this);  // step 1
   bool bound_here = false;
   std::unique_ptr<manifest::SignatureCall> filling = records_->take();  // Note [Record reuse]
@@ -57,7 +59,7 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     } else if (call.empty_write()) {  // step 3
       result = empty_result(args);
     } else {
-      detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
+      detail::Binding* b = binding_fast_.load(std::memory_order_seq_cst);
       if (!b->resolved.load(std::memory_order_acquire)) {  // step 4
         bound_here = bind_target(call, b);
       }

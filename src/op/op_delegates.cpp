@@ -1,6 +1,7 @@
 // Holding sub-ops (seeds: composite-ops §1).
 #include <fmt/format.h>
 
+#include "op/type_name.hpp"
 #include "tileops/op/op.hpp"
 
 namespace tileops {
@@ -12,8 +13,9 @@ Op& Op::hold_delegate(std::string_view stage, Identity identity, std::shared_ptr
     if (s.name == stage) decl = &s;
   if (!decl) throw CheckError(fmt::format("{}: '{}' is not a stage of {}", name(), stage, name()));
   if (decl->op_type != type)
-    throw ContractError(fmt::format("{}: stage '{}' holds {}, not the type asked for", name(),
-                                    stage, decl->op_name));
+    throw ContractError(fmt::format("{}: stage '{}' holds {} ops ({}), not the requested {}",
+                                    name(), stage, decl->op_name, detail::type_name(decl->op_type),
+                                    detail::type_name(type)));
   std::shared_ptr<Op> held;
   bool tune = false;
   {

@@ -1,5 +1,4 @@
 // Kernel selection and the entry caches (seeds: construction-and-calls §5; reference §3.3-3.4).
-#include <cxxabi.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -10,10 +9,14 @@
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/installed_table.hpp"
+#include "op/read_section.hpp"
+#include "op/type_name.hpp"
 #include "tileops/op/op.hpp"
 
 namespace tileops {
 namespace {
+
+using detail::type_name;
 
 bool log_dispatch() {
   const char* v = std::getenv("TILEOPS_LOG");
@@ -23,14 +26,6 @@ bool log_dispatch() {
 std::string forced_key() {
   const char* v = std::getenv("TILEOPS_FORCE");
   return v ? std::string(v) : std::string();
-}
-
-// The readable name of a type, for messages.
-std::string type_name(std::type_index type) {
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> name(
-      abi::__cxa_demangle(type.name(), nullptr, nullptr, &status), std::free);
-  return status == 0 && name ? std::string(name.get()) : std::string(type.name());
 }
 
 // The index of `interface` found by the address of its mangled name, -1 when that finds none. A
@@ -60,7 +55,7 @@ int Op::interface_index(std::type_index interface) const {
   throw OpNotAvailableError(
       fmt::format("{} has no in-tree implementation for this interface ({}), so it needs a "
                   "target that registers one; known targets for this op: {}",
-                  name(), interface.name(), detail::targets_for(name())));
+                  name(), type_name(interface), detail::targets_for(name())));
 }
 
 int Op::interface_index(std::string_view interface) const {
@@ -158,7 +153,8 @@ std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface,
 std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, const void* call) {
   int i = interface_by_address(installed_->interfaces, interface);
   if (i < 0) i = interface_index(interface);
-  detail::Binding* b = binding_fast_.load(std::memory_order_acquire);
+  detail::ReadSection reading;  // Note [Binding reclamation]
+  detail::Binding* b = binding_fast_.load(std::memory_order_seq_cst);
   const detail::EntryTable& by_call = b->caches[i]->by_call;
   const std::size_t hash = by_call.ops().hash(call);
   if (const std::shared_ptr<KernelInterface>* entry = by_call.find(hash, call)) return *entry;

@@ -23,6 +23,7 @@ OpRegistry& op_registry() {
 }  // namespace
 
 void register_op_class(const OpClass& cls, OpFactory make) {
+  cls.check_composition();
   OpRegistry& r = op_registry();
   std::lock_guard<std::mutex> lock(r.mutex);
   if (!r.classes.emplace(cls.name(), RegisteredOp{&cls, std::move(make)}).second)

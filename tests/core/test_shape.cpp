@@ -1,6 +1,7 @@
 // Shape: the small vector (inline up to rank 6, heap beyond), printing, strides and extents.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <utility>
@@ -100,6 +101,48 @@ TEST(Shape, StridedExtent) {
   EXPECT_EQ(strided_extent(Shape({2}), Shape({-1})), std::nullopt);
   EXPECT_EQ(strided_extent(Shape({3}), Shape({kMax})), std::nullopt);
   EXPECT_EQ(strided_extent(Shape({2}), Shape({kMax})), std::nullopt);  // last + 1 overflows
+}
+
+TEST(Shape, ElementsOverlap) {
+  EXPECT_FALSE(elements_overlap(Shape({3, 4}), Shape({4, 1})));  // dense
+  EXPECT_FALSE(elements_overlap(Shape({3, 4}), Shape({1, 3})));  // transposed
+  EXPECT_FALSE(elements_overlap(Shape({3, 4}), Shape({8, 1})));  // padded rows
+  EXPECT_FALSE(elements_overlap(Shape({1, 4}), Shape({0, 1})));  // a unit axis's stride is moot
+  EXPECT_FALSE(elements_overlap(Shape({0, 4}), Shape({0, 0})));  // no elements
+  EXPECT_FALSE(elements_overlap(Shape(), Shape()));
+  EXPECT_TRUE(elements_overlap(Shape({2, 4}), Shape({0, 1})));   // expanded
+  EXPECT_TRUE(elements_overlap(Shape({3, 3}), Shape({1, 1})));   // pigeonhole
+  EXPECT_TRUE(elements_overlap(Shape({3, 4}), Shape({3, 2})));   // found by the search
+  EXPECT_FALSE(elements_overlap(Shape({3, 2}), Shape({2, 3})));  // interleaved, all distinct
+}
+
+// Every view of rank <= 3 with lengths 1..4 and strides 0..3 against its enumerated offsets.
+TEST(Shape, ElementsOverlapAgreesWithEnumeration) {
+  int views = 0;
+  for (int rank = 1; rank <= 3; ++rank) {
+    const int combos = 1 << (4 * rank);  // per axis: 2 bits of length - 1, 2 bits of stride
+    for (int code = 0; code < combos; ++code) {
+      Shape shape, strides;
+      for (int k = 0; k < rank; ++k) {
+        shape.push_back(((code >> (4 * k)) & 3) + 1);
+        strides.push_back((code >> (4 * k + 2)) & 3);
+      }
+      std::vector<std::int64_t> offsets;
+      for (std::int64_t i = 0; i < shape.numel(); ++i) {
+        std::int64_t rest = i, offset = 0;
+        for (std::size_t k = shape.size(); k-- > 0;) {
+          offset += rest % shape[k] * strides[k];
+          rest /= shape[k];
+        }
+        offsets.push_back(offset);
+      }
+      std::sort(offsets.begin(), offsets.end());
+      const bool repeats = std::adjacent_find(offsets.begin(), offsets.end()) != offsets.end();
+      EXPECT_EQ(elements_overlap(shape, strides), repeats) << shape.str() << " " << strides.str();
+      ++views;
+    }
+  }
+  EXPECT_EQ(views, 16 + 256 + 4096);
 }
 
 }  // namespace

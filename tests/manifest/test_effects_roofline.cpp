@@ -151,6 +151,56 @@ TEST(Roofline, BuiltinRopeCountsOnlyTheRotatedColumns) {
   EXPECT_EQ(r.bytes, positions + qk + cache_rows);
 }
 
+// eval_roofline raises CheckError naming the op and the formula when a formula fails to evaluate
+// (the evaluator's EvalError, wrapped), as every other check of the plan does.
+TEST(Roofline, AFormulaThatOverflowsIsACheckErrorNamingTheField) {
+  constexpr std::string_view kCubic = R"yaml(
+CubicFwdOp:
+  family: toy
+  status: spec-only
+  signature:
+    forall: {N: Dim}
+    inputs:
+      x: {dtype: float16, shape: "[N]"}
+    outputs:
+      y: {dtype: float16, shape: "[N]"}
+  workloads: [{label: w, N: 4}]
+  roofline: {flops: "N * N * N"}
+)yaml";
+  auto p = plan_from(kCubic, "CubicFwdOp");
+  auto state = p->construct({});
+  EXPECT_EQ(p->eval_roofline(p->check(state, Inputs{meta({1 << 10})})).flops, 1 << 30);
+  const SignatureCall huge = p->check(state, Inputs{meta({std::int64_t{1} << 22})});
+  EXPECT_EQ(testing::check_error([&] { p->eval_roofline(huge); }),
+            "CubicFwdOp: roofline.flops: integer overflow in 'N * N * N' (17592186044416 * "
+            "4194304)");
+}
+
+// Each tensor's bytes fit int64 (the call check sees to it); their sum over the effects may not.
+TEST(Roofline, DerivedBytesThatOverflowAreACheckError) {
+  constexpr std::string_view kCopy = R"yaml(
+CopyFwdOp:
+  family: toy
+  status: spec-only
+  signature:
+    forall: {N: Dim}
+    inputs:
+      x: {dtype: float16, shape: "[N]"}
+    outputs:
+      y: {dtype: float16, shape: "[N]"}
+  workloads: [{label: w, N: 4}]
+  roofline: {flops: "0"}
+)yaml";
+  auto p = plan_from(kCopy, "CopyFwdOp");
+  auto state = p->construct({});
+  // x read once and y written once, 2 bytes an element.
+  EXPECT_EQ(p->eval_roofline(p->check(state, Inputs{meta({1 << 20})})).bytes, 2 * (2 << 20));
+  // 2^61 float16 elements: 2^62 bytes read and 2^62 written.
+  const SignatureCall huge = p->check(state, Inputs{meta({std::int64_t{1} << 61})});
+  EXPECT_EQ(testing::check_error([&] { p->eval_roofline(huge); }),
+            "CopyFwdOp: roofline.bytes: the bytes derived from the effects overflow int64 at y");
+}
+
 TEST(Roofline, ParamsReadByTheFormula) {
   auto p = builtin_plan("GeluFwdOp");
   auto tanh = p->construct({{"approximate", Value("tanh")}});

@@ -58,6 +58,19 @@ AccumFwdOp:
       y: {dtype: T, shape: "[N]", alias: acc}
   workloads: [{label: w, N: 4, dtype_cases: [{T: float16}]}]
   roofline: {flops: "N"}
+
+GridAccumFwdOp:
+  family: toy
+  status: spec-only
+  signature:
+    forall: {M: Dim, N: Dim, T: "DType[float16 | float32]"}
+    inputs:
+      x:   {dtype: T, shape: "[M, N]"}
+      acc: {dtype: T, shape: "[M, N]", mutated: true}
+    outputs:
+      y: {dtype: T, shape: "[M, N]", alias: acc}
+  workloads: [{label: w, M: 2, N: 4, dtype_cases: [{T: float16}]}]
+  roofline: {flops: "M * N"}
 )yaml";
 
 Tensor non_contiguous(Shape shape, DType dtype = DType::kFloat16) {
@@ -68,6 +81,17 @@ Tensor non_contiguous(Shape shape, DType dtype = DType::kFloat16) {
   Shape strides = base.strides();
   strides[0] *= 2;
   return base.as_strided(shape, strides, 0);
+}
+
+// A view of `shape` with `strides` over a CPU buffer just large enough for it.
+Tensor strided(Shape shape, Shape strides, DType dtype = DType::kFloat16) {
+  Tensor base = cpu({*strided_extent(shape, strides)}, dtype);
+  return base.as_strided(shape, strides, 0);
+}
+
+// Every element of a view of `shape` is one element: stride 0 on every axis.
+Tensor expanded(Shape shape, DType dtype = DType::kFloat16) {
+  return strided(shape, Shape::filled(shape.size(), 0), dtype);
 }
 
 Tensor read_only(Shape shape, DType dtype = DType::kFloat16) {
@@ -229,6 +253,99 @@ TEST_F(CallCheck, WrittenInputSharingStorageWithAnotherInput) {
               accum->check(accum_state, Inputs{t, t});
             }),
             "AccumFwdOp: acc is written and shares storage with input x");
+}
+
+// Note [Internal overlap]: PyTorch's check (at::assert_no_internal_overlap) and wording.
+constexpr const char* kOverlapRule =
+    ": unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location; pass a copy (Tensor::contiguous())";
+
+TEST_F(CallCheck, WrittenInputThatOverlapsItselfIsRefused) {
+  auto grid = plan_from(kToy, "GridAccumFwdOp");
+  auto grid_state = grid->construct({});
+  auto grid_error = [&](const Tensor& acc) {
+    return check_error([&] { grid->check(grid_state, Inputs{cpu({3, 3}), acc}); });
+  };
+  const std::string refused = std::string("GridAccumFwdOp: acc") + kOverlapRule;
+  EXPECT_EQ(check_error([&] {
+              accum->check(accum_state, Inputs{cpu({4}), expanded({4})});
+            }),
+            std::string("AccumFwdOp: acc") + kOverlapRule);
+  EXPECT_EQ(grid_error(expanded({3, 3})), refused);
+  EXPECT_EQ(grid_error(strided({3, 3}, {0, 1})), refused);  // a row broadcast
+  EXPECT_EQ(grid_error(strided({3, 3}, {1, 1})), refused);  // 9 elements over 5 locations
+  EXPECT_EQ(grid_error(strided({3, 3}, {2, 1})), refused);  // (0, 2) and (1, 0) meet
+  // 12 elements over 13 locations, yet (0, 3) and (2, 0) meet.
+  EXPECT_EQ(check_error([&] {
+              grid->check(grid_state, Inputs{cpu({3, 4}), strided({3, 4}, {3, 2})});
+            }),
+            refused);
+  EXPECT_EQ(
+      check_error([&] {
+        grid->check(grid_state, Inputs{meta({3, 3}), meta({3, 3}).as_strided({3, 3}, {0, 1}, 0)});
+      }),
+      refused);
+  // Views whose elements are distinct are written as they are, however they are laid out.
+  EXPECT_NO_THROW(grid->check(grid_state, Inputs{cpu({3, 3}), strided({3, 3}, {1, 3})}));
+  EXPECT_NO_THROW(grid->check(grid_state, Inputs{cpu({3, 3}), strided({3, 3}, {5, 1})}));
+  EXPECT_NO_THROW(grid->check(grid_state, Inputs{cpu({3, 2}), strided({3, 2}, {2, 3})}));
+  EXPECT_NO_THROW(grid->check(grid_state, Inputs{cpu({1, 3}), strided({1, 3}, {0, 1})}));
+  EXPECT_NO_THROW(grid->check(grid_state, Inputs{cpu({0, 3}), strided({0, 3}, {0, 0})}));
+  // Only written tensors: a read input may repeat its elements.
+  EXPECT_NO_THROW(grid->check(grid_state, Inputs{expanded({3, 3}), cpu({3, 3})}));
+}
+
+TEST_F(CallCheck, OutThatOverlapsItselfIsRefused) {
+  Tensor out = expanded({3, 4});
+  EXPECT_EQ(scale_error(Inputs{cpu({3, 4}), std::nullopt, std::nullopt}, &out),
+            std::string("ScaleFwdOp: out") + kOverlapRule);
+}
+
+// Note [Sizes that overflow]: the check refuses a tensor whose element or byte count int64 does
+// not hold, naming it, before step 3 could take a wrapped count for an empty write.
+TEST(CallCheckSizes, BroadcastWhoseElementCountOverflowsNamesTheOutput) {
+  auto add = testing::builtin_plan("AddFwdOp");
+  auto state = add->construct({});
+  const std::int64_t big = std::int64_t{1} << 32;  // big * big wraps to exactly 0
+  const std::string refused =
+      "AddFwdOp: output output has shape [4294967296, 4294967296], whose element count overflows "
+      "int64";
+  EXPECT_EQ(check_error([&] {
+              add->check(state, Inputs{meta({big, 1}), meta({1, big})});
+            }),
+            refused);
+  EXPECT_EQ(check_error([&] {
+              add->check(state, Inputs{expanded({big, 1}), expanded({1, big})});
+            }),
+            refused);
+}
+
+TEST(CallCheckSizes, ParamShapedOutputThatOverflowsNamesTheOutput) {
+  auto alibi = testing::builtin_plan("AlibiFwdOp");
+  auto check_alibi = [&](std::int64_t heads, std::int64_t seq_len) {
+    auto state = alibi->construct(
+        {{"num_heads", Value(heads)}, {"seq_len", Value(seq_len)}, {"device", Value("meta")}});
+    return check_error([&] { alibi->check(state, Inputs{}); });
+  };
+  const std::int64_t s = std::int64_t{1} << 31;
+  EXPECT_EQ(check_alibi(3, s),  // wraps to a negative count
+            "AlibiFwdOp: output output has shape [3, 2147483648, 2147483648], whose element "
+            "count overflows int64");
+  EXPECT_EQ(check_alibi(4, s),  // wraps to 0
+            "AlibiFwdOp: output output has shape [4, 2147483648, 2147483648], whose element "
+            "count overflows int64");
+  EXPECT_EQ(check_alibi(1, s),  // 2^62 elements fit, their 2^64 bytes do not
+            "AlibiFwdOp: output output of shape [1, 2147483648, 2147483648] and dtype float32 "
+            "holds more bytes than int64 can count");
+}
+
+TEST_F(CallCheck, InputWhoseBytesOverflowIsNamed) {
+  const std::int64_t n = std::int64_t{1} << 62;  // 2^62 float16 elements are 2^63 bytes
+  EXPECT_EQ(check_error([&] {
+              mix->check(mix_state, Inputs{expanded({n}), expanded({n / 2})});
+            }),
+            "MixFwdOp: x of shape [4611686018427387904] and dtype float16 holds more bytes than "
+            "int64 can count");
 }
 
 TEST_F(CallCheck, MetaTensorsGoThroughTheSameCheck) {

@@ -51,6 +51,19 @@ TableFwdOp:
     shape_rules: ["K > 1"]
   workloads: [{label: w, N: 2}]
   roofline: {flops: "N * K"}
+
+FillFwdOp:
+  family: toy
+  status: spec-only
+  signature:
+    params:
+      n: {type: int}
+      device: {type: str, kw_only: true}
+    inputs: {}
+    outputs:
+      y: {dtype: float32, shape: "[n]"}
+  workloads: [{label: w, n: 4, device: cpu}]
+  roofline: {flops: "n"}
 )yaml";
 
 class Construction : public ::testing::Test {
@@ -150,6 +163,27 @@ TEST_F(Construction, ParamInAShapeIsCheckedAtTheCall) {
               conf->check(state, Inputs{cpu({2, 8})});
             }),
             "ConfFwdOp: x shape does not match width: axis 1 is 8, expected 4");
+}
+
+TEST(DeviceParam, ThatNamesNoDeviceFailsAtConstructionNamingTheOpAndTheParam) {
+  auto p = plan_from(kToy, "FillFwdOp");
+  EXPECT_EQ(check_error([&] {
+              p->construct({{"n", Value(4)}, {"device", Value("tpu:0")}});
+            }),
+            "FillFwdOp: param 'device' = 'tpu:0' is not a device; expected 'cpu', 'meta', 'cuda' "
+            "or 'cuda:<index>'");
+  EXPECT_EQ(check_error([&] {
+              p->construct({{"n", Value(4)}, {"device", Value("cuda:01")}});
+            }),
+            "FillFwdOp: param 'device' = 'cuda:01' is not a device; expected 'cpu', 'meta', "
+            "'cuda' or 'cuda:<index>'");
+}
+
+TEST(DeviceParam, DecidesTheDeviceOfACallWithoutTensors) {
+  auto p = plan_from(kToy, "FillFwdOp");
+  ConstructionState state = p->construct({{"n", Value(4)}, {"device", Value("cuda:1")}});
+  EXPECT_EQ(state.device, Device::cuda(1));
+  EXPECT_EQ(p->check(state, Inputs{}).device(), Device::cuda(1));
 }
 
 TEST(ConstructionTensor, IsRequiredUnlessOptional) {

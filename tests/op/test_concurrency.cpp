@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "op/binding.hpp"
 #include "toy_ops.hpp"
 
 namespace tileops::optest {
@@ -259,6 +260,30 @@ TEST(Concurrency, KernelForHitsStayRightWhileNewSpecsGrowTheTable) {
     for (int k = 0; k < kSpecsPerWriter; ++k)
       ASSERT_EQ(op.kernel_for<Scaling>(scaling(n_of(w, k))).get(), got[w][k].load())
           << w << " " << k;
+}
+
+TEST(Concurrency, HitsAndCallsStayRightWhileGroupsAreRetiredAndFreed) {
+  // Resets retire groups that other threads are reading (kernel_for hits, calls) and free those
+  // no running call may still be inside (Note [Binding reclamation]); run under ASan and TSan.
+  ToyOp op(with_selection_table(toy_class(unique_op("Reclaimed"))));
+  std::atomic<int> wrong{0};
+  std::barrier start(kThreads);
+  on_threads(kThreads, [&](int t) {
+    start.arrive_and_wait();
+    for (int i = 0; i < 400; ++i) {
+      if (t < 2) {
+        op.reset_binding();
+      } else if (t < 5) {
+        if (op.kernel_for<Scaling>(scaling(20 + t))->key() != "band") wrong++;
+      } else {
+        Tensor y = op(cpu({4 + t}));
+        if (y.shape() != Shape{4 + t}) wrong++;
+      }
+    }
+  });
+  EXPECT_EQ(wrong.load(), 0);
+  op.reset_binding();  // no call runs any more: every retired group is freed
+  EXPECT_EQ(detail::Binding::retired_count(op), 0u);
 }
 
 }  // namespace

@@ -99,7 +99,9 @@ TEST(Errors, OpNotAvailable) {
                              .kernel<GeneralKernel>("general"),
                          {}, Target::named(target));
   EXPECT_THAT(error_of<OpNotAvailableError>([&] { owning_composite(cpu({4})); }),
-              HasSubstr("registers no kernel builder"));
+              StartsWith(owning_composite.name() + ": target '" + target +
+                         "' registers no kernel builder for " + owning_composite.name() +
+                         "; targets that do: []"));
 
   // In-tree kernels that do not run on the call's device.
   const std::string cuda_only = unique_op("CudaOnly");
@@ -110,14 +112,32 @@ TEST(Errors, OpNotAvailable) {
 
   // An interface the op does not declare.
   ToyOp plain(with_selection_table(toy_class(other)));
-  EXPECT_THAT(error_of<OpNotAvailableError>([&] { plain.kernel_for<Shifting>(ShiftCall{}); }),
-              HasSubstr(other + " has no in-tree implementation for this interface"));
+  EXPECT_THAT(
+      error_of<OpNotAvailableError>([&] { plain.kernel_for<Shifting>(ShiftCall{}); }),
+      StartsWith(other + " has no in-tree implementation for this interface "
+                         "(tileops::optest::Shifting), so it needs a target that registers one"));
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { plain.key_for("shift", scaling(1)); }),
             other +
                 " has no in-tree implementation for 'shift', so it needs a target that registers "
                 "one; known "
                 "targets for this op: []");
   plain(cpu({4}));
+}
+
+// A sub-op class that no toy composite declares as a stage.
+class UndeclaredSubOp : public ToyOp {
+ public:
+  using ToyOp::ToyOp;
+};
+
+TEST(Errors, DelegateOfAnotherTypeNamesTheStageTypeAndTheRequestedOne) {
+  const std::string name = unique_op("Mismatch");
+  ToyOp op(composite_class(name));
+  EXPECT_EQ(error_of<ContractError>([&] { op.hold<UndeclaredSubOp>("first", Identity()); }),
+            name +
+                ": stage 'first' holds ToySubFwdOp ops (tileops::optest::ToySubOp), not the "
+                "requested tileops::optest::(anonymous namespace)::UndeclaredSubOp");
+  EXPECT_TRUE(op.held_delegates().empty());
 }
 
 TEST(Errors, ArchitectureRefusalOnTheFakeAccelerator) {

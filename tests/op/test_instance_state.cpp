@@ -8,7 +8,7 @@
 namespace tileops::optest {
 namespace {
 
-using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 CallResult fail_after_compute(ToyOp& self, const CallArgs& args) {
   self.compute(args);
@@ -116,7 +116,8 @@ TEST(InstanceStateTable3, Row3_EntriesByCallStartsEmpty) {
 TEST(InstanceStateTable3, Row4_BuiltEntriesStartsEmpty) {
   ToyOp op(with_selection_table(toy_class(unique_op("Built"))));
   EXPECT_TRUE(op.built_entries("scale").empty());
-  EXPECT_THROW(op.built_entries("nonesuch"), OpNotAvailableError);
+  EXPECT_THAT(error_of<OpNotAvailableError>([&] { op.built_entries("nonesuch"); }),
+              StartsWith(op.name() + " has no in-tree implementation for 'nonesuch'"));
 }
 
 TEST(InstanceStateTable3, Row5_TargetKernelsStartsEmpty) {
@@ -141,7 +142,8 @@ TEST(InstanceStateTable4, Row1_OpWithABoundaryGetsChecksSelectionRecordAndUndo) 
            fail_after_compute);
   EXPECT_EQ(op.effect_branch(Inputs{cpu({4}), std::nullopt}, false).operator_name,
             "tileops::toy_boundary_fwd");
-  EXPECT_THROW(op(cpu({4}, DType::kInt8)), CheckError);
+  EXPECT_EQ(error_of<CheckError>([&] { op(cpu({4}, DType::kInt8)); }),
+            "ToyBoundaryFwdOp: x dtype is outside [float16, float32]; got int8");
   EXPECT_THROW(op(cpu({4})), std::runtime_error);
   EXPECT_EQ(op.serving_target(), std::nullopt);
   op.set_body({});
@@ -153,7 +155,8 @@ TEST(InstanceStateTable4, Row1_OpWithABoundaryGetsChecksSelectionRecordAndUndo) 
 TEST(InstanceStateTable4, Row2_OpWithoutABoundaryGetsTheSame) {
   // A composite has no compile boundary; run_call still checks, selects, records and undoes.
   ToyOp op(composite_class(unique_op("NoBoundary")), {}, std::nullopt, fail_after_compute);
-  EXPECT_THROW(op(cpu({4}, DType::kInt8)), CheckError);
+  EXPECT_EQ(error_of<CheckError>([&] { op(cpu({4}, DType::kInt8)); }),
+            op.name() + ": x dtype is outside [float16, float32]; got int8");
   EXPECT_THROW(op(cpu({4})), std::runtime_error);
   EXPECT_EQ(op.serving_target(), std::nullopt);
   op.set_body([](ToyOp& self, const CallArgs& a) { return through(self, a, {"first"}); });
@@ -192,10 +195,12 @@ TEST(InstanceStateTable4, Row4_TargetGetsTheSameChecksRecordAndFailureHandling) 
                             return k;
                           });
   ToyOp op(with_selection_table(toy_class(name)), {}, Target::named(target));
-  EXPECT_THROW(op(cpu({4}), cpu({5})), CheckError);  // checked before the builder is reached
+  // Checked before the builder is reached.
+  EXPECT_EQ(error_of<CheckError>([&] { op(cpu({4}), cpu({5})); }),
+            name + ": w shape does not match N: axis 0 is 5, expected 4");
   EXPECT_EQ(log->build_count(), 0);
-  EXPECT_THAT(error_of<CheckError>([&] { op(cpu({3})); }),
-              HasSubstr("output y has shape [2], expected [3]"));
+  EXPECT_EQ(error_of<CheckError>([&] { op(cpu({3})); }),
+            name + ": output y has shape [2], expected [3]");
   EXPECT_EQ(op.serving_target(), std::nullopt);  // undone
   op(cpu({4}));
   EXPECT_EQ(op.last_call()->index("N").as_int(), 4);
@@ -217,17 +222,37 @@ TEST(InstanceStateTable4, Row5_KernelImplementationLeavesTheOpUnchanged) {
 }
 
 TEST(InstanceStateTable4, Row6_StateFieldsExistAfterConstructionAndNothingRemainsAfterUndo) {
-  ToyOp op(composite_class(unique_op("Fields")), {}, std::nullopt, fail_after_compute);
+  // A composite with a kernel interface of its own whose failing call has first built real state:
+  // its two sub-ops' calls select and build an entry each, and it builds one of its own.
+  std::size_t kernels_at_failure = 0;
+  ToyOp op(with_selection_table(composite_class(unique_op("Fields"))), {}, std::nullopt,
+           [&](ToyOp& self, const CallArgs& args) -> CallResult {
+             through(self, args, {"first", "second"});
+             self.compute(args);
+             kernels_at_failure = self.iter_kernels().size();
+             throw std::runtime_error("forward failed");
+           });
   // Every accessor works on a fresh instance.
   EXPECT_EQ(op.serving_target(), std::nullopt);
   EXPECT_TRUE(op.held_delegates().empty());
   EXPECT_TRUE(op.iter_kernels().empty());
+  EXPECT_TRUE(op.built_entries("scale").empty());
   EXPECT_THROW(op.last_call(), RuntimeStateError);
   EXPECT_THROW(op.eval_roofline(), RuntimeStateError);
   EXPECT_EQ(op.effect_branch(Inputs{cpu({4}), cpu({4})}, true).has_out, true);
   EXPECT_THROW(op(cpu({4})), std::runtime_error);
+  ASSERT_EQ(kernels_at_failure, 3u);  // the op's entry and one per sub-op
+  // The selection is undone: nothing of the binding group remains, in the op or its sub-ops.
   EXPECT_EQ(op.serving_target(), std::nullopt);
   EXPECT_TRUE(op.iter_kernels().empty());
+  EXPECT_TRUE(op.built_entries("scale").empty());
+  const auto held = op.held_delegates();  // the running group keeps the held sub-ops
+  ASSERT_EQ(held.size(), 2u);
+  for (const auto& sub : held) {
+    EXPECT_EQ(sub->serving_target(), std::nullopt);
+    EXPECT_TRUE(sub->built_entries("scale").empty());
+  }
+  EXPECT_THROW(op.last_call(), RuntimeStateError);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include <compare>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,10 @@ struct Device {
   std::string str() const;
   // Parses "cpu", "meta", "cuda" (index 0) and "cuda:N"; throws CheckError otherwise.
   static Device parse(std::string_view text);
+  // parse(), with nullopt for a text that is none of those.
+  static std::optional<Device> try_parse(std::string_view text) noexcept;
+  // What parse() accepts, for messages: "'cpu', 'meta', 'cuda' or 'cuda:<index>'".
+  static constexpr std::string_view kSpellings = "'cpu', 'meta', 'cuda' or 'cuda:<index>'";
 
   friend constexpr bool operator==(const Device&, const Device&) = default;
 };

@@ -146,4 +146,11 @@ Shape contiguous_strides(const Shape& shape);
 // part of the view model (Note [No negative strides] in tensor.hpp).
 std::optional<std::int64_t> strided_extent(const Shape& shape, const Shape& strides) noexcept;
 
+// Whether two elements of a view with these lengths and (non-negative) strides lie at one offset
+// (Note [Internal overlap] in shape.cpp). The shape and strides are those of a valid view (equal
+// ranks, extent within int64). True means proven; false, that no overlap was found: the search
+// for an overlap that neither a stride-0 axis nor a pigeonhole count shows gives up after bounded
+// work on views built to defeat it, as PyTorch gives up on every such view.
+bool elements_overlap(const Shape& shape, const Shape& strides) noexcept;
+
 }  // namespace tileops

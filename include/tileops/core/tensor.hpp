@@ -93,6 +93,11 @@ class Tensor {
   // storages over the same memory (a DLPack round trip, two from_blob calls) count as shared.
   // Conservative: interleaved views whose ranges overlap share storage even if no element does.
   bool shares_storage_with(const Tensor& other) const noexcept;
+  // True when two elements of this view are one memory location (elements_overlap), so writing
+  // it would depend on the order of the writes. A contiguous view answers at once.
+  bool has_internal_overlap() const noexcept {
+    return defined_ && !contiguous_ && elements_overlap(shape_, strides_);
+  }
 
   // A view with the given geometry over the same storage; `byte_offset` counts from the
   // storage's start. Throws CheckError when it would reach outside the storage, for negative

@@ -57,7 +57,7 @@ class SignatureCall {
   std::int64_t bytes(std::string_view name) const;
   // Reads and writes of every tensor, by the effects of this call's branch.
   std::vector<Traffic> traffic() const;
-  // Sum of bytes * (reads + writes) over traffic().
+  // Sum of bytes * (reads + writes) over traffic(); CheckError when it overflows int64.
   std::int64_t derived_bytes() const;
 
   // The call device (nullopt when nothing decides it, see MANIFEST.md §5).

@@ -33,6 +33,8 @@ struct ConstructionState {
   std::uint64_t id = 0;      // process-unique, never reused (Note [Record reuse])
   std::vector<Value> frame;  // one Value per plan slot
   std::vector<std::optional<Tensor>> ctor_tensors;  // per construction-time tensor param
+  // The device a `device: str` param names (MANIFEST.md §4), parsed once at construction.
+  std::optional<Device> device;
   std::shared_ptr<const detail::Specialization> point;
 };
 
@@ -62,8 +64,8 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   const std::string& op_name() const noexcept;
 
   // Construction check (reference §5.1): params against their types (defaults applied, unknown
-  // names refused), construction-time tensors, every rule and let decidable from them.
-  // Throws CheckError "<Op>: ...".
+  // names refused), a `device` param that names no device, construction-time tensors, every
+  // rule and let decidable from them. Throws CheckError "<Op>: ...".
   ConstructionState construct(const ParamMap& params,
                               std::span<const std::optional<Tensor>> ctor_tensors = {}) const;
 
@@ -92,7 +94,9 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   std::uint32_t presence_of(std::span<const std::optional<Tensor>> inputs, bool has_out) const;
 
   // Roofline of a completed call (MANIFEST.md §8); bytes derived from the effects when the entry
-  // gives none. Throws EvalError when a formula fails.
+  // gives none. Throws CheckError "<Op>: roofline.<field>: ..." when a formula fails to evaluate
+  // (the evaluator's overflow or domain error), EvalError when it yields a value that is not an
+  // int.
   RooflineResult eval_roofline(const SignatureCall& call) const;
 
   // "norm_rms_norm_fwd" for ("norm", "RMSNormFwdOp") (reference §7.2).

@@ -1,7 +1,8 @@
 // Backends (seeds: construction-and-calls §4; reference §4): a backend joins either by adding an
 // implementation to an op's kernel interface (register_kernel_type), or as a target that serves
-// whole ops (register_detector + register_kernel_builder). Shared-library backends export one C
-// symbol, `tileops_backend_register`, and register all-or-nothing (load_backend).
+// whole ops (register_detector + register_kernel_builder). Shared-library backends export two C
+// symbols, `tileops_backend_abi_version` and `tileops_backend_register`, and register
+// all-or-nothing (load_backend).
 #pragma once
 
 #include <functional>
@@ -64,13 +65,28 @@ std::vector<std::string> registered_targets(const std::optional<std::string>& op
 // Why backends failed to load, one line each.
 std::vector<std::string> load_failures();
 
-// Loads a shared-library backend: dlopen, then `tileops_backend_register(registrar, abi)`.
-// Registration is all-or-nothing; a failure is recorded in load_failures() and thrown as
-// BackendError. TILEOPS_BACKENDS (paths separated by ':') is loaded once, at the first op
-// construction.
+// Loads a shared-library backend: dlopen, read its `tileops_backend_abi_version` (refused unless
+// it is kBackendAbiVersion, before any of its code runs), then call
+// `tileops_backend_register(registrar, abi)`. Registration is all-or-nothing: a failure (a missing
+// symbol, another ABI version, a non-zero return, any exception, a registration that collides with
+// the registry) registers nothing, unloads the library again, is recorded in load_failures() and
+// is thrown as BackendError. TILEOPS_BACKENDS (paths separated by ':') is loaded once, at the
+// first op construction.
 void load_backend(const std::string& path);
 
-// The ABI version a shared-library backend must be built for.
+// Note [Backend ABI version]: a shared-library backend is compiled against these headers and runs
+// against the tileops already loaded in the process, exchanging C++ objects by layout and virtual
+// calls with no further check. kBackendAbiVersion names that contract; a change to any of these
+// bumps it:
+//   - the loader's protocol: the two exported symbols and their types (below);
+//   - BackendRegistrar, Detector, KernelBuilder, TargetKernel and TargetCall (this header);
+//   - every kernel interface: KernelInterface, Kernel and its tuning hooks, each interface's
+//     virtual functions and call spec type (CallSpecBase, DeviceFacts, each `Call`), KernelType,
+//     EntryRecipe and Identity (op/kernel.hpp, op/identity.hpp, kernels/<family>/interface.hpp);
+//   - the kernel context: what a kernel is handed or reads around a call (Tensor, Storage, Shape,
+//     Device, DType, Stream, TensorSpec, Value and ParamMap, the accelerator provider and
+//     allocators) and the error types a kernel may throw.
+// The library reads the version a backend declares and refuses any other before calling it.
 inline constexpr int kBackendAbiVersion = 2;
 
 // What a shared-library backend registers through. Its methods stage the registrations; they
@@ -86,7 +102,11 @@ class BackendRegistrar {
 
 }  // namespace tileops
 
-// The symbol a shared-library backend exports. Returns 0 on success.
+// The symbols a shared-library backend exports (Note [Backend ABI version]):
+//   extern "C" const int tileops_backend_abi_version = tileops::kBackendAbiVersion;
+//   extern "C" int tileops_backend_register(tileops::BackendRegistrar*, int abi_version);
+// The version is read before registration; registration returns 0 on success.
 extern "C" {
+extern const int tileops_backend_abi_version;
 using tileops_backend_register_fn = int (*)(tileops::BackendRegistrar* registrar, int abi_version);
 }

@@ -156,7 +156,7 @@ class Op {
   }
 
   // Resets the binding group (the target selection and every cache built under it), recursively
-  // through the held sub-ops.
+  // through the held sub-ops, each op once (a sub-op may hold its parent back).
   void reset_binding();
 
  protected:
@@ -214,6 +214,9 @@ class Op {
   // Sends a target's kernel its tuning request, once; warns once per op when it cannot tune.
   void tune_target_kernel(detail::BuiltTargetKernel& kernel, const detail::Binding& binding);
   std::shared_ptr<detail::Binding> binding() const;
+  // Swaps this op's binding group for a fresh one and frees the retired groups no read section
+  // can still be inside (Note [Binding reclamation] in src/op/read_section.hpp).
+  void retire_binding();
 
   // Construction group (never written after construction).
   const OpClass& cls_;
@@ -227,8 +230,10 @@ class Op {
   // Binding group: replaced whole by reset_binding (Note [Binding group] in src/op/binding.hpp).
   mutable std::mutex binding_mutex_;
   std::shared_ptr<detail::Binding> binding_;
-  std::atomic<detail::Binding*> binding_fast_{nullptr};
-  std::vector<std::shared_ptr<detail::Binding>> retired_bindings_;
+  std::atomic<detail::Binding*> binding_fast_{nullptr};  // read inside a detail::ReadSection
+  // Retired groups with the epoch they were retired at, kept while a read section may be inside
+  // them (Note [Binding reclamation] in src/op/read_section.hpp).
+  std::vector<std::pair<std::shared_ptr<detail::Binding>, std::uint64_t>> retired_bindings_;
 
   // Running group.
   mutable std::mutex running_mutex_;

@@ -113,6 +113,10 @@ class OpClass {
 
   const manifest::Manifest& manifest() const;
   const manifest::Entry& entry() const;
+  // Checks the stages against the entry's composition (Note [Stages and the composition] in
+  // op_class.cpp); ContractError naming the entry and the stage. Run when the class is registered
+  // and whenever an Op is constructed from it.
+  void check_composition() const;
   // The class's signature plan, compiled on first use (thread-safe) and shared by its instances.
   const std::shared_ptr<const manifest::SignaturePlan>& plan() const;
 

@@ -26,7 +26,8 @@ struct RegisteredOp {
   OpFactory make;
 };
 
-// Adds an op class; a second class under one name is a BackendError.
+// Adds an op class; a second class under one name is a BackendError, stages that are not the
+// class's manifest composition a ContractError (OpClass::check_composition).
 void register_op_class(const OpClass& cls, OpFactory make);
 
 template <class T>

@@ -1,18 +1,17 @@
 // A shared-library backend for the op framework tests (test_backend_plugin.cpp). One source,
-// built several times; TILEOPS_PLUGIN_KIND picks what the library does:
-//   0 "good":      target plugin_target (detector claiming cuda:21) with a builder for
-//                  PluginToyFwdOp whose kernel fills a float32 output with 42;
-//   1 "wrong ABI": stages a detector, then refuses: it was built for another ABI version;
-//   2 "colliding": stages a builder for a new target, then a detector that the test has already
-//                  registered in-process, so publication fails and neither is registered;
-//   3 "env":       target env_plugin_target, loaded through TILEOPS_BACKENDS;
-//   4 "no symbol": exports no registration function.
+// built once per behaviour; tests/CMakeLists.txt defines TILEOPS_PLUGIN_<KIND> for each:
+//   GOOD:        target plugin_target (detector claiming cuda:21) with a builder for
+//                PluginToyFwdOp whose kernel fills a float32 output with 42;
+//   REFUSING:    stages a detector, then returns non-zero;
+//   OTHER_ABI:   declares another ABI version; its registration would register a target;
+//   THROWS:      stages a detector, then throws an exception that is not a std::exception;
+//   COLLIDING:   stages a builder for a new target, then a detector that the test has already
+//                registered in-process, so publication fails and neither is registered;
+//   ENV:         target env_plugin_target, loaded through TILEOPS_BACKENDS;
+//   NO_SYMBOL:   declares its version but exports no registration function;
+//   UNVERSIONED: exports a registration function but declares no ABI version.
 #include "tileops/core/tensor.hpp"
 #include "tileops/op/backend.hpp"
-
-#ifndef TILEOPS_PLUGIN_KIND
-#error "TILEOPS_PLUGIN_KIND must be defined"
-#endif
 
 namespace {
 
@@ -32,30 +31,47 @@ namespace {
   };
 }
 
+// What the THROWS plugin throws: a type of the plugin's own, outside std::exception.
+struct [[maybe_unused]] PluginFailure {
+  int code = 7;
+};
+
 }  // namespace
 
-#if TILEOPS_PLUGIN_KIND != 4
+#if !defined(TILEOPS_PLUGIN_UNVERSIONED)
+extern "C" __attribute__((visibility("default"))) const int tileops_backend_abi_version =
+#if defined(TILEOPS_PLUGIN_OTHER_ABI)
+    tileops::kBackendAbiVersion + 1;
+#else
+    tileops::kBackendAbiVersion;
+#endif
+#endif
+
+#if !defined(TILEOPS_PLUGIN_NO_SYMBOL)
 extern "C" __attribute__((visibility("default"))) int tileops_backend_register(
     tileops::BackendRegistrar* registrar, int abi_version) {
-#if TILEOPS_PLUGIN_KIND == 0
   if (abi_version != tileops::kBackendAbiVersion) return 1;
+#if defined(TILEOPS_PLUGIN_GOOD)
   registrar->detector("plugin_target",
                       [](const tileops::Device& d) { return d == tileops::Device::cuda(21); });
   registrar->kernel_builder("PluginToyFwdOp", "plugin_target", fill_builder(42.0f));
-#elif TILEOPS_PLUGIN_KIND == 1
-  registrar->detector("wrong_abi_target", [](const tileops::Device&) { return false; });
-  if (abi_version != tileops::kBackendAbiVersion + 1) return 1;
-#elif TILEOPS_PLUGIN_KIND == 2
-  if (abi_version != tileops::kBackendAbiVersion) return 1;
+#elif defined(TILEOPS_PLUGIN_REFUSING)
+  registrar->detector("refusing_target", [](const tileops::Device&) { return false; });
+  return 1;
+#elif defined(TILEOPS_PLUGIN_OTHER_ABI)
+  registrar->detector("other_abi_target", [](const tileops::Device&) { return false; });
+#elif defined(TILEOPS_PLUGIN_THROWS)
+  registrar->detector("throwing_target", [](const tileops::Device&) { return false; });
+  throw PluginFailure{};
+#elif defined(TILEOPS_PLUGIN_COLLIDING)
   registrar->kernel_builder("PluginToyFwdOp", "collide_new_target", fill_builder(1.0f));
   registrar->detector("collide_existing_target", [](const tileops::Device&) { return false; });
-#elif TILEOPS_PLUGIN_KIND == 3
-  if (abi_version != tileops::kBackendAbiVersion) return 1;
+#elif defined(TILEOPS_PLUGIN_ENV)
   registrar->detector("env_plugin_target", [](const tileops::Device&) { return false; });
   registrar->kernel_builder("EnvPluginFwdOp", "env_plugin_target", fill_builder(7.0f));
+#elif defined(TILEOPS_PLUGIN_UNVERSIONED)
+  registrar->detector("unversioned_target", [](const tileops::Device&) { return false; });
 #endif
   return 0;
 }
-#else
-extern "C" __attribute__((visibility("default"))) int tileops_backend_something_else() { return 0; }
 #endif
