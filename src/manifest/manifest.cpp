@@ -5,10 +5,10 @@
 
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 #include "manifest/entry_reader.hpp"
+#include "manifest/text_util.hpp"
 #include "manifest/yaml_scalar.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/manifest/embedded.hpp"
@@ -80,12 +80,11 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
   for (const auto& [key, mark] : detail::duplicate_keys(root))
     diagnostics.push_back(
         fmt::format("{}:{}:{}: {}: duplicate entry", file, mark.line + 1, mark.column + 1, key));
-  static const std::regex op_name("[A-Z][A-Za-z0-9]*Op");
   std::string stem = file_stem(file);
   for (const auto& kv : root) {
     std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
     YAML::Mark mark = kv.first.Mark();
-    if (!std::regex_match(name, op_name)) {
+    if (!detail::is_op_class_name(name)) {
       diagnostics.push_back(
           fmt::format("{}:{}:{}: '{}' is not an op class name ({{PascalCase}}[Fwd|Bwd]Op)", file,
                       mark.line + 1, mark.column + 1, name));

@@ -4,22 +4,16 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <map>
-#include <regex>
 #include <set>
+#include <string_view>
+
+#include "manifest/text_util.hpp"
 
 namespace tileops::manifest::detail {
 namespace {
 
 bool is_null_text(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
-}
-
-bool matches(const std::string& s, const char* pattern) {
-  static thread_local std::map<const char*, std::regex> cache;
-  auto it = cache.find(pattern);
-  if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern)).first;
-  return std::regex_match(s, it->second);
 }
 
 }  // namespace
@@ -30,21 +24,24 @@ Value resolve_scalar(const YAML::Node& node) {
   if (is_null_text(s)) return Value();
   if (s == "true" || s == "True" || s == "TRUE") return Value(true);
   if (s == "false" || s == "False" || s == "FALSE") return Value(false);
-  if (matches(s, "[-+]?[0-9]+")) {
+  if (is_decimal_int(s)) {
     errno = 0;
     char* end = nullptr;
     long long v = std::strtoll(s.c_str(), &end, 10);
     if (errno == ERANGE) return Value(s);
     return Value(static_cast<std::int64_t>(v));
   }
-  if (matches(s, "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?")) {
+  if (is_decimal_float(s)) {
     return Value(std::strtod(s.c_str(), nullptr));
   }
-  if (matches(s, "[-+]?\\.(inf|Inf|INF)")) {
+  std::string_view unsigned_text = s;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) unsigned_text.remove_prefix(1);
+  if (unsigned_text == ".inf" || unsigned_text == ".Inf" || unsigned_text == ".INF") {
     return Value(s[0] == '-' ? -std::numeric_limits<double>::infinity()
                              : std::numeric_limits<double>::infinity());
   }
-  if (matches(s, "\\.(nan|NaN|NAN)")) return Value(std::numeric_limits<double>::quiet_NaN());
+  if (s == ".nan" || s == ".NaN" || s == ".NAN")
+    return Value(std::numeric_limits<double>::quiet_NaN());
   return Value(s);
 }
 
