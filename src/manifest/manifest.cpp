@@ -66,7 +66,14 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
   std::string file(file_name.substr(file_name.find_last_of('/') + 1));
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    std::string source(text);
+    if (std::optional<YAML::Mark> at = detail::first_anchor_or_alias(source)) {
+      diagnostics.push_back(
+          fmt::format("{}:{}:{}: YAML anchors and aliases are not supported: write the value out",
+                      file, at->line + 1, at->column + 1));
+      return m;
+    }
+    root = YAML::Load(source);
   } catch (const YAML::Exception& e) {
     diagnostics.push_back(
         fmt::format("{}:{}:{}: YAML syntax: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));

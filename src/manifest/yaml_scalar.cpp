@@ -1,10 +1,14 @@
 #include "manifest/yaml_scalar.hpp"
 
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/eventhandler.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <string_view>
 
 #include "manifest/text_util.hpp"
@@ -15,6 +19,36 @@ namespace {
 bool is_null_text(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
+
+// Records where the first anchored node or alias stands, in document order.
+class AnchorFinder : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> found;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { note(mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { note(mark, 1); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string&) override {
+    note(mark, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    note(mark, anchor);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    note(mark, anchor);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor && !found) found = mark;
+  }
+};
 
 }  // namespace
 
@@ -67,6 +101,14 @@ Value node_to_value(const YAML::Node& node) {
     return Value(std::move(floats));
   }
   return Value(ValueTuple(std::move(items)));
+}
+
+std::optional<YAML::Mark> first_anchor_or_alias(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  AnchorFinder finder;
+  parser.HandleNextDocument(finder);  // only the first document, which is all YAML::Load reads
+  return finder.found;
 }
 
 std::vector<std::pair<std::string, YAML::Mark>> duplicate_keys(const YAML::Node& map) {

@@ -12,6 +12,8 @@
 namespace tileops::manifest {
 namespace {
 
+using testing::manifest_error;
+
 // The smallest valid entry of the family toy, with `params` spliced into its signature.
 std::string toy_entry(const std::string& params) {
   return "ToyFwdOp:\n"
@@ -69,6 +71,40 @@ TEST(LoaderHostile, LongFamilyIsReportedNotOverflowed) {
   std::vector<std::string> d = diagnostics_of(text);
   ASSERT_EQ(d.size(), 2u);
   EXPECT_TRUE(ends_with(d[1], "-' is not a snake_case family name")) << d[1].substr(0, 80);
+}
+
+// Note [No anchors or aliases]
+TEST(LoaderHostile, AnchorsAndAliasesAreRefused) {
+  // A list that contains itself: reading the default recursed until the stack overflowed.
+  EXPECT_EQ(manifest_error([] {
+              Manifest::load_string("toy.yaml",
+                                    toy_entry("dims: {type: \"list[int]\", default: &d [1, *d]}"));
+            }),
+            "toy.yaml:5:49: YAML anchors and aliases are not supported: write the value out");
+  // Each level doubles the last: reading the default took 2^40 steps.
+  std::string doubling = "dims: {type: \"list[int]\", default: [&a0 [1]";
+  for (int i = 1; i <= 40; ++i)
+    doubling += ", &a" + std::to_string(i) + " [*a" + std::to_string(i - 1) + ", *a" +
+                std::to_string(i - 1) + "]";
+  EXPECT_EQ(manifest_error([&] { Manifest::load_string("toy.yaml", toy_entry(doubling + "]}")); }),
+            "toy.yaml:5:50: YAML anchors and aliases are not supported: write the value out");
+  // Harmless reuse is refused too: the first anchor is the one reported.
+  EXPECT_EQ(manifest_error([] {
+              Manifest::load_string("toy.yaml", R"yaml(
+ToyFwdOp:
+  family: toy
+  status: spec-only
+  signature:
+    forall: {T: "DType[float16 | float32]"}
+    inputs: {}
+    outputs: {}
+  workloads:
+    - {label: a, dtype_cases: &cases [{T: float16}]}
+    - {label: b, dtype_cases: *cases}
+  roofline: {flops: "1"}
+)yaml");
+            }),
+            "toy.yaml:10:31: YAML anchors and aliases are not supported: write the value out");
 }
 
 }  // namespace
