@@ -1,6 +1,7 @@
 #include "tileops/manifest/manifest.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
@@ -60,6 +61,13 @@ const TensorDecl* Entry::find_output(std::string_view n) const noexcept {
   return nullptr;
 }
 
+// Note [YAML exceptions]
+//   yaml-cpp throws while it parses: a syntax error, or nesting past its depth bound (which keeps
+//   its recursive parser, and ours over the tree, off the end of the stack). Either becomes the
+//   file's one diagnostic, with line and column, and nothing is read. Reading the tree throws
+//   nothing: the reader tests a node's kind before it reads it (Scalar(), operator[] on a map
+//   only), so no accessor raises BadSubscript, InvalidNode or BadConversion. The manifest fuzzer
+//   holds the loader to both: any exception leaving Manifest::parse is a finding.
 Manifest Manifest::parse(std::string_view file_name, std::string_view text,
                          std::vector<std::string>& diagnostics) {
   Manifest m;
@@ -74,6 +82,11 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
       return m;
     }
     root = YAML::Load(source);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message for its depth bound is "bad file".
+    diagnostics.push_back(fmt::format("{}:{}:{}: YAML syntax: nested too deeply", file,
+                                      e.mark.line + 1, e.mark.column + 1));
+    return m;
   } catch (const YAML::Exception& e) {
     diagnostics.push_back(
         fmt::format("{}:{}:{}: YAML syntax: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));

@@ -73,6 +73,19 @@ TEST(LoaderHostile, LongFamilyIsReportedNotOverflowed) {
   EXPECT_TRUE(ends_with(d[1], "-' is not a snake_case family name")) << d[1].substr(0, 80);
 }
 
+// Note [YAML exceptions]: yaml-cpp bounds its nesting and said "bad file" when it was passed.
+TEST(LoaderHostile, DeepYamlIsReportedNotOverflowed) {
+  std::string deep = std::string(1000, '[') + std::string(1000, ']');
+  EXPECT_EQ(manifest_error([&] {
+              Manifest::load_string(
+                  "toy.yaml", toy_entry("dims: {type: \"list[int]\", default: " + deep + "}"));
+            }),
+            "toy.yaml:5:2049: YAML syntax: nested too deeply");
+  std::string fits = std::string(500, '[') + std::string(500, ']');
+  EXPECT_EQ(diagnostics_of(toy_entry("dims: {type: \"list[int]\", default: " + fits + "}")).size(),
+            1u);  // a nested list is no list[int]
+}
+
 // Note [No anchors or aliases]
 TEST(LoaderHostile, AnchorsAndAliasesAreRefused) {
   // A list that contains itself: reading the default recursed until the stack overflowed.
