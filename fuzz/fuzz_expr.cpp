@@ -53,6 +53,11 @@ struct Fixture {
   }
 };
 
+// The round-trip property: whatever parse() accepts prints as text that parse() accepts again and
+// that prints the same (the canonical form is a fixed point). Both of the parser's limits, on
+// length and on nesting, hold for the canonical form too (Note [Expression limits] in
+// src/manifest/expr/parser.cpp), so an ExprError here is a finding, not a limit: it escapes and
+// libFuzzer reports it.
 void check_round_trip(const Ast& ast) {
   std::string text = unparse(ast);
   AstPtr again = parse(text);

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Writes every expression string of manifest/*.yaml into fuzz/corpus/expr/ as one file each.
+"""Writes the fuzzers' seed corpora from manifest/*.yaml: every expression string into
+fuzz/corpus/expr/ as one file each, and each family file into fuzz/corpus/manifest/.
 
 Expressions live in shape axes, shape_rules, let values, dtype fields, mutated/optional
 conditions and roofline formulas (MANIFEST.md). Files are named by a hash of their text, so a
 rerun adds new expressions without duplicating old ones; hand-written seeds (seed-*) are kept.
+Family files are copied under their own names, so a rerun refreshes them; the small broken
+manifests beside them (broken-*, from tests/data/manifests/broken/) are kept.
 
 Usage: scripts/make_fuzz_corpus.py [--repo DIR]
 """
@@ -76,6 +79,12 @@ def main():
             name = "manifest-" + hashlib.sha1(text.encode()).hexdigest()[:12]
             (out / name).write_text(text, encoding="utf-8")
     print(f"{len(seen)} expressions written to {out}", file=sys.stderr)
+    manifests = args.repo / "fuzz" / "corpus" / "manifest"
+    manifests.mkdir(parents=True, exist_ok=True)
+    families = sorted((args.repo / "manifest").glob("*.yaml"))
+    for path in families:
+        (manifests / path.name).write_bytes(path.read_bytes())
+    print(f"{len(families)} family files copied to {manifests}", file=sys.stderr)
 
 
 if __name__ == "__main__":

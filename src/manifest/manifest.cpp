@@ -1,14 +1,15 @@
 #include "tileops/manifest/manifest.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 #include "manifest/entry_reader.hpp"
+#include "manifest/text_util.hpp"
 #include "manifest/yaml_scalar.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/manifest/embedded.hpp"
@@ -60,13 +61,32 @@ const TensorDecl* Entry::find_output(std::string_view n) const noexcept {
   return nullptr;
 }
 
+// Note [YAML exceptions]
+//   yaml-cpp throws while it parses: a syntax error, or nesting past its depth bound (which keeps
+//   its recursive parser, and ours over the tree, off the end of the stack). Either becomes the
+//   file's one diagnostic, with line and column, and nothing is read. Reading the tree throws
+//   nothing: the reader tests a node's kind before it reads it (Scalar(), operator[] on a map
+//   only), so no accessor raises BadSubscript, InvalidNode or BadConversion. The manifest fuzzer
+//   holds the loader to both: any exception leaving Manifest::parse is a finding.
 Manifest Manifest::parse(std::string_view file_name, std::string_view text,
                          std::vector<std::string>& diagnostics) {
   Manifest m;
   std::string file(file_name.substr(file_name.find_last_of('/') + 1));
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    std::string source(text);
+    if (std::optional<YAML::Mark> at = detail::first_anchor_or_alias(source)) {
+      diagnostics.push_back(
+          fmt::format("{}:{}:{}: YAML anchors and aliases are not supported: write the value out",
+                      file, at->line + 1, at->column + 1));
+      return m;
+    }
+    root = YAML::Load(source);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's own message for its depth bound is "bad file".
+    diagnostics.push_back(fmt::format("{}:{}:{}: YAML syntax: nested too deeply", file,
+                                      e.mark.line + 1, e.mark.column + 1));
+    return m;
   } catch (const YAML::Exception& e) {
     diagnostics.push_back(
         fmt::format("{}:{}:{}: YAML syntax: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg));
@@ -80,12 +100,11 @@ Manifest Manifest::parse(std::string_view file_name, std::string_view text,
   for (const auto& [key, mark] : detail::duplicate_keys(root))
     diagnostics.push_back(
         fmt::format("{}:{}:{}: {}: duplicate entry", file, mark.line + 1, mark.column + 1, key));
-  static const std::regex op_name("[A-Z][A-Za-z0-9]*Op");
   std::string stem = file_stem(file);
   for (const auto& kv : root) {
     std::string name = kv.first.IsScalar() ? kv.first.Scalar() : "";
     YAML::Mark mark = kv.first.Mark();
-    if (!std::regex_match(name, op_name)) {
+    if (!detail::is_op_class_name(name)) {
       diagnostics.push_back(
           fmt::format("{}:{}:{}: '{}' is not an op class name ({{PascalCase}}[Fwd|Bwd]Op)", file,
                       mark.line + 1, mark.column + 1, name));

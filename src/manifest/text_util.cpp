@@ -1,6 +1,26 @@
 #include "manifest/text_util.hpp"
 
+#include <algorithm>
+
 namespace tileops::manifest::detail {
+namespace {
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
+bool is_lower(char c) { return c >= 'a' && c <= 'z'; }
+
+// Advances `i` past a run of digits; false when there is none.
+bool digits(std::string_view s, std::size_t& i) {
+  std::size_t start = i;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  return i > start;
+}
+
+void skip_sign(std::string_view s, std::size_t& i) {
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+}
+
+}  // namespace
 
 std::string trim(std::string_view s) {
   std::size_t b = 0, e = s.size();
@@ -50,6 +70,47 @@ std::vector<std::string> split_top_level(std::string_view s, char sep) {
   std::vector<std::string> out;
   for (Piece& p : split_pieces(s, sep)) out.push_back(std::move(p.text));
   return out;
+}
+
+// Note [No std::regex in the loader]: each matcher is one pass over the text.
+
+bool is_op_class_name(std::string_view s) {
+  return s.size() >= 3 && is_upper(s[0]) && s.ends_with("Op") &&
+         std::all_of(s.begin(), s.end(),
+                     [](char c) { return is_upper(c) || is_lower(c) || is_digit(c); });
+}
+
+bool is_snake_case(std::string_view s) {
+  return !s.empty() && is_lower(s[0]) && std::all_of(s.begin(), s.end(), [](char c) {
+    return is_lower(c) || is_digit(c) || c == '_';
+  });
+}
+
+bool is_decimal_int(std::string_view s) {
+  std::size_t i = 0;
+  skip_sign(s, i);
+  return digits(s, i) && i == s.size();
+}
+
+bool is_decimal_float(std::string_view s) {
+  std::size_t i = 0;
+  skip_sign(s, i);
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (!digits(s, i)) return false;
+  } else {
+    if (!digits(s, i)) return false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      digits(s, i);
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    skip_sign(s, i);
+    if (!digits(s, i)) return false;
+  }
+  return i == s.size();
 }
 
 }  // namespace tileops::manifest::detail

@@ -1,5 +1,10 @@
 // Small text helpers for the manifest loader: splitting at top-level separators (outside
-// brackets and quotes), trimming.
+// brackets and quotes), trimming, and whole-string matchers for names and YAML scalars.
+//
+// Note [No std::regex in the loader]
+//   libstdc++'s std::regex matcher recurses once per input character, so a long enough word in
+//   a manifest file (a key or a scalar of some 100,000 characters; fewer under ASan) overflowed
+//   the stack. The loader reads untrusted files, so its patterns are written out as loops.
 #pragma once
 
 #include <string>
@@ -20,5 +25,14 @@ struct Piece {
 };
 std::vector<Piece> split_pieces(std::string_view s, char sep);
 std::vector<std::string> split_top_level(std::string_view s, char sep);
+
+// [A-Z][A-Za-z0-9]*Op: an op class name.
+bool is_op_class_name(std::string_view s);
+// [a-z][a-z0-9_]*: a family name.
+bool is_snake_case(std::string_view s);
+// [-+]?[0-9]+: a YAML core-schema integer (decimal only).
+bool is_decimal_int(std::string_view s);
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?: a YAML core-schema decimal float.
+bool is_decimal_float(std::string_view s);
 
 }  // namespace tileops::manifest::detail

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
 #include "manifest/plan_internal.hpp"
+#include "manifest/text_util.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/manifest/embedded.hpp"
 #include "tileops/manifest/signature_plan.hpp"
@@ -51,8 +51,7 @@ class EntryValidator {
   }
 
   void check_family() {
-    static const std::regex snake("[a-z][a-z0-9_]*");
-    if (!std::regex_match(e_.family, snake))
+    if (!detail::is_snake_case(e_.family))
       report(e_.origins.family, "family",
              fmt::format("'{}' is not a snake_case family name", e_.family));
   }

@@ -1,12 +1,17 @@
 #include "manifest/yaml_scalar.hpp"
 
+#include <yaml-cpp/anchor.h>
+#include <yaml-cpp/eventhandler.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <map>
-#include <regex>
 #include <set>
+#include <sstream>
+#include <string_view>
+
+#include "manifest/text_util.hpp"
 
 namespace tileops::manifest::detail {
 namespace {
@@ -15,12 +20,35 @@ bool is_null_text(const std::string& s) {
   return s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL";
 }
 
-bool matches(const std::string& s, const char* pattern) {
-  static thread_local std::map<const char*, std::regex> cache;
-  auto it = cache.find(pattern);
-  if (it == cache.end()) it = cache.emplace(pattern, std::regex(pattern)).first;
-  return std::regex_match(s, it->second);
-}
+// Records where the first anchored node or alias stands, in document order.
+class AnchorFinder : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> found;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override { note(mark, anchor); }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { note(mark, 1); }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                const std::string&) override {
+    note(mark, anchor);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    note(mark, anchor);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    note(mark, anchor);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void note(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor && !found) found = mark;
+  }
+};
 
 }  // namespace
 
@@ -30,21 +58,24 @@ Value resolve_scalar(const YAML::Node& node) {
   if (is_null_text(s)) return Value();
   if (s == "true" || s == "True" || s == "TRUE") return Value(true);
   if (s == "false" || s == "False" || s == "FALSE") return Value(false);
-  if (matches(s, "[-+]?[0-9]+")) {
+  if (is_decimal_int(s)) {
     errno = 0;
     char* end = nullptr;
     long long v = std::strtoll(s.c_str(), &end, 10);
     if (errno == ERANGE) return Value(s);
     return Value(static_cast<std::int64_t>(v));
   }
-  if (matches(s, "[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?")) {
+  if (is_decimal_float(s)) {
     return Value(std::strtod(s.c_str(), nullptr));
   }
-  if (matches(s, "[-+]?\\.(inf|Inf|INF)")) {
+  std::string_view unsigned_text = s;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) unsigned_text.remove_prefix(1);
+  if (unsigned_text == ".inf" || unsigned_text == ".Inf" || unsigned_text == ".INF") {
     return Value(s[0] == '-' ? -std::numeric_limits<double>::infinity()
                              : std::numeric_limits<double>::infinity());
   }
-  if (matches(s, "\\.(nan|NaN|NAN)")) return Value(std::numeric_limits<double>::quiet_NaN());
+  if (s == ".nan" || s == ".NaN" || s == ".NAN")
+    return Value(std::numeric_limits<double>::quiet_NaN());
   return Value(s);
 }
 
@@ -70,6 +101,14 @@ Value node_to_value(const YAML::Node& node) {
     return Value(std::move(floats));
   }
   return Value(ValueTuple(std::move(items)));
+}
+
+std::optional<YAML::Mark> first_anchor_or_alias(const std::string& text) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  AnchorFinder finder;
+  parser.HandleNextDocument(finder);  // only the first document, which is all YAML::Load reads
+  return finder.found;
 }
 
 std::vector<std::pair<std::string, YAML::Mark>> duplicate_keys(const YAML::Node& map) {

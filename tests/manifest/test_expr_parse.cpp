@@ -182,6 +182,42 @@ TEST(ExprParse, Limits) {
   EXPECT_EQ(parse_error(long_src), "column 1: expression is longer than 4096 characters (4097)");
 }
 
+// Note [Expression limits]: whatever parse() accepts prints as text that parse() accepts again.
+TEST(ExprParse, CanonicalFormIsBoundedLikeTheSource) {
+  // 1445 ones are 2,891 characters as written and 4,335 as printed, with ", " between them: the
+  // length of the expression fuzzer's finding, an expression that parse() accepted and then
+  // refused in canonical form.
+  auto ones = [](int n) {
+    std::string s = "(1";
+    for (int i = 1; i < n; ++i) s += ",1";
+    return s + ")";
+  };
+  ASSERT_EQ(ones(1445).size(), 2891u);
+  EXPECT_EQ(parse_error(ones(1445)),
+            "column 1: expression is longer than 4096 characters in canonical form (4335)");
+  std::string text = round(ones(1365));
+  EXPECT_EQ(text.size(), 4095u);
+  EXPECT_EQ(round(text), text);
+  // Literals print in one form, which may be longer than the source's.
+  EXPECT_EQ(round("1e5"), "1e+05");
+  EXPECT_EQ(round(".5"), "0.5");
+}
+
+TEST(ExprParse, CanonicalFormNestsNoDeeperThanTheSource) {
+  EXPECT_EQ(round("1 .value"), "1 .value");
+  EXPECT_EQ(round("(1).value"), "1 .value");
+  EXPECT_EQ(round("(2.5).value"), "2.5 .value");
+  EXPECT_EQ(round("(-1).value"), "(-1).value");
+  // 62 'not's take the Ast to the 64-level bound and the parser's recursion to 63 levels; brackets
+  // around the number added two more levels of recursion, past the bound.
+  std::string deep;
+  for (int i = 0; i < 62; ++i) deep += "not ";
+  deep += "1 .value";
+  std::string text = round(deep);
+  EXPECT_EQ(text, deep);
+  EXPECT_EQ(round(text), text);
+}
+
 TEST(ExprParse, ErrorCarriesColumnAndDetail) {
   try {
     parse("a // / b");

@@ -1,7 +1,22 @@
 // Recursive-descent parser for the expression language, one function per Python precedence
 // level (Note [Expression grammar]). Every recursion goes through a depth guard, so no input can
 // exhaust the stack, and every Ast it returns is at most kMaxDepth deep, so the checker,
-// unparse and the evaluator recurse boundedly too.
+// unparse and the evaluator recurse boundedly too (Note [Expression limits]).
+//
+// Note [Expression limits]
+//   Two bounds keep parsing and everything after it cheap: nesting (kMaxDepth, on the parser's
+//   recursion and on the Ast's height) and length (kMaxLength characters). Both hold for the
+//   source and for the canonical form, the text unparse() renders, so that whatever parse()
+//   accepts prints as text that parse() accepts again (the expression fuzzer checks this).
+//   - Length: unparse() spaces binary operators and commas and writes literals in one form, so
+//     the canonical form of a short source can be longer: `(1,1,1)` prints as `(1, 1, 1)`. A
+//     bound on the source alone accepted expressions whose canonical form it then refused. The
+//     bound applies to both texts: the source first, before any work, then the canonical form
+//     of what parsed. The canonical form is a fixed point (parse then unparse gives it back), so
+//     reading it again meets both bounds.
+//   - Nesting: brackets count, and unparse() writes only the brackets that the Ast needs, which
+//     every source of that Ast has too, so the canonical form nests no deeper than its source.
+//     (It writes `1 .value`, not `(1).value`, for the same reason.)
 //
 // Note [Expression grammar]
 //   test       := or_test ['if' or_test 'else' test]
@@ -490,10 +505,16 @@ class Parser {
 }  // namespace
 
 AstPtr parse(std::string_view source) {
-  if (source.size() > kMaxLength)
-    throw ExprError(1, "expression is longer than " + std::to_string(kMaxLength) + " characters (" +
-                           std::to_string(source.size()) + ")");
-  return Parser(source).run();
+  auto too_long = [](std::size_t length, std::string_view form) {
+    return ExprError(1, "expression is longer than " + std::to_string(kMaxLength) + " characters" +
+                            std::string(form) + " (" + std::to_string(length) + ")");
+  };
+  if (source.size() > kMaxLength) throw too_long(source.size(), "");
+  AstPtr ast = Parser(source).run();
+  // Note [Expression limits]: the canonical form is bounded too.
+  if (std::size_t length = unparse(*ast).size(); length > kMaxLength)
+    throw too_long(length, " in canonical form");
+  return ast;
 }
 
 }  // namespace tileops::expr

@@ -228,14 +228,12 @@ void render(const Ast& a, std::string& out) {
       out += ']';
       return;
     case AstOp::kAttr:
-      // `1.value` would lex as a malformed number.
-      if (a.args[0]->op == AstOp::kIntLit || a.args[0]->op == AstOp::kFloatLit) {
-        out += '(';
-        render(*a.args[0], out);
-        out += ')';
-      } else {
-        operand(*a.args[0], kPostfixP, out);
-      }
+      // `1.value` would lex as a malformed number, so a number literal (never negative: `-1` is a
+      // negation) is followed by a space. Brackets would do as well, but `(1)` nests two levels
+      // deeper than `1 .value`, and the canonical form must not nest deeper than any source of
+      // the same Ast (Note [Expression limits] in parser.cpp).
+      operand(*a.args[0], kPostfixP, out);
+      if (a.args[0]->op == AstOp::kIntLit || a.args[0]->op == AstOp::kFloatLit) out += ' ';
       out += '.';
       out += a.text;
       return;
