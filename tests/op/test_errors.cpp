@@ -103,8 +103,7 @@ TEST(Errors, OpNotAvailable) {
 
   // In-tree kernels that do not run on the call's device.
   const std::string cuda_only = unique_op("CudaOnly");
-  ToyOp elsewhere(
-      toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"));
+  ToyOp elsewhere(toy_class(cuda_only).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"));
   EXPECT_EQ(error_of<OpNotAvailableError>([&] { elsewhere(cpu({4})); }),
             cuda_only + "'s in-tree kernels do not run on cpu; known targets for this op: []");
   still_usable(elsewhere);
@@ -174,12 +173,11 @@ TEST(Errors, ContractErrorsAtConstruction) {
                                .kernel<PositiveKernel>("general")),
             reused + " installs the key 'general' twice");
   const std::string generals = unique_op("Generals");
-  EXPECT_EQ(
-      contract_error(toy_class(generals)
-                         .interface<Scaling>("scale")
-                         .kernel<GeneralKernel>("general")
-                         .kernel<SecondGeneralKernel>("second_general")),
-      generals + ": interface 'scale' has more than one general implementation");
+  EXPECT_EQ(contract_error(toy_class(generals)
+                               .interface<Scaling>("scale")
+                               .kernel<GeneralKernel>("general")
+                               .kernel<SecondGeneralKernel>("second_general")),
+            generals + ": interface 'scale' has more than one general implementation");
   const std::string foreign = unique_op("Foreign");
   EXPECT_EQ(contract_error(toy_class(foreign)
                                .interface<Scaling>("scale")
@@ -192,8 +190,7 @@ TEST(Errors, ContractErrorsAtConstruction) {
                 "implementations of interface 'scale'");
   const std::string missing = unique_op("Missing");
   EXPECT_EQ(
-      contract_error(
-          toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band")),
+      contract_error(toy_class(missing).interface<Scaling>("scale").kernel<BandKernel>("band")),
       missing +
           ": BandKernel ('band') is preferred over ['positive']; preferred_over names only other "
           "implementations of interface 'scale'");
@@ -257,10 +254,22 @@ TEST(Errors, DispatchLogPrintsSelectionsAndRefusals) {
   op(cpu({20}));
   op(cpu({20}));  // a hit selects nothing and prints nothing
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(err, "tileops dispatch: " + name +
+  EXPECT_EQ(err, "tileops dispatch: " + op.instance_key() +
                      ".scale: band for ScalingCall(n=20, device=cpu); refused: hundreds "
                      "(HundredsKernel: serves n > "
                      "100); negative (NegativeKernel: serves n < 0)\n");
+  // Without a winner the line says why; forced-away implementations are listed.
+  ::testing::internal::CaptureStderr();
+  {
+    EnvGuard force("TILEOPS_FORCE", "band");
+    EXPECT_THROW(op.key_for("scale", scaling(5)), SelectionError);
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "tileops dispatch: " + op.instance_key() +
+                ".scale: nothing (TILEOPS_FORCE=band refuses) for ScalingCall(n=5, device=cpu); "
+                "refused: band (BandKernel: serves 10 < n <= 50); hundreds (HundredsKernel: serves "
+                "n > 100); negative (NegativeKernel: serves n < 0); forced away: general, "
+                "positive\n");
 }
 
 }  // namespace

@@ -380,7 +380,8 @@ inline OpClass& with_selection_table(OpClass& cls) {
 
 // An op of any toy class. forward runs `body` when given; otherwise, when the class declares the
 // "scale" interface, it gets the entry for ScalingCall{device, n = len(x)} through kernel_for and
-// returns a fresh output; otherwise it just returns a fresh output.
+// returns a fresh output; otherwise it just returns a fresh output. kernel_calls states that
+// ScalingCall whenever the class declares "scale".
 class ToyOp : public Op {
  public:
   using Body = std::function<CallResult(ToyOp&, const CallArgs&)>;
@@ -418,9 +419,8 @@ class ToyOp : public Op {
 
   // The default computation: the "scale" entry, when declared, then a fresh output.
   CallResult compute(const CallArgs& args) {
-    if (!op_class().interfaces().empty() && op_class().interfaces()[0].name == "scale") {
-      std::shared_ptr<Scaling> entry =
-          kernel_for<Scaling>(scaling(args.input(0).shape()[0], args.device()));
+    if (declares_scale()) {
+      std::shared_ptr<Scaling> entry = kernel_for<Scaling>(scaling_call(args));
       std::lock_guard<std::mutex> lock(mutex_);
       ran_ = std::string(entry->key());
     }
@@ -431,6 +431,10 @@ class ToyOp : public Op {
   }
 
  protected:
+  KernelCalls kernel_calls(const CallArgs& args) const override {
+    if (!declares_scale()) return {};
+    return {KernelCall::of<Scaling>(scaling_call(args))};
+  }
   CallResult forward(const CallArgs& args) override {
     forward_calls_++;
     Body body;
@@ -442,6 +446,14 @@ class ToyOp : public Op {
   }
 
  private:
+  bool declares_scale() const {
+    return !op_class().interfaces().empty() && op_class().interfaces()[0].name == "scale";
+  }
+  // The call spec builder that compute and kernel_calls share.
+  static ScalingCall scaling_call(const CallArgs& args) {
+    return scaling(args.input(0).shape()[0], args.device());
+  }
+
   mutable std::mutex mutex_;
   Body body_;
   std::string ran_;
@@ -452,9 +464,8 @@ class ToyOp : public Op {
 class ToySubOp : public ToyOp {
  public:
   static const OpClass& op_class() {
-    static const OpClass& cls = toy_class("ToySubFwdOp")
-                                    .interface<Scaling>("scale")
-                                    .kernel<GeneralKernel>("general");
+    static const OpClass& cls =
+        toy_class("ToySubFwdOp").interface<Scaling>("scale").kernel<GeneralKernel>("general");
     return cls;
   }
   ToySubOp(ParamMap params, std::optional<Target> target)
