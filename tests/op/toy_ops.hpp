@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/env_guard.hpp"
 #include "common/test_helpers.hpp"
 #include "common/toy_entries.hpp"
 #include "tileops/core/allocator.hpp"
@@ -35,7 +36,6 @@
 #include "tileops/op/kernel.hpp"
 #include "tileops/op/op.hpp"
 #include "tileops/op/op_class.hpp"
-#include "tools/env_guard.hpp"
 
 namespace tileops {
 inline void PrintTo(const Target& t, std::ostream* os) { *os << t.str(); }
@@ -611,7 +611,7 @@ struct DefaultTargetGuard {
   ~DefaultTargetGuard() { set_default_target(std::nullopt); }
 };
 
-using cli::EnvGuard;
+using test_common::EnvGuard;
 using test_common::error_of;
 
 // A process-unique name for a test's targets; unique_op: the same for op classes
