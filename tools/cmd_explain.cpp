@@ -1,109 +1,82 @@
 // `tileops explain`: why each implementation serves or refuses a workload call.
 //
-// Note [Explain through the dispatch log]
-// The call specs an op builds from a SignatureCall are private to its forward(), and no op has a
-// hook yet that states them without running (ARCHITECTURE.md §6 plans one). Op::verdicts needs
-// that typed spec, so explain instead runs one real call of the (scaled) workload case on random
-// inputs with TILEOPS_LOG=dispatch set, captures the selection lines the framework prints on the
-// cache miss of each kernel_for (every sub-op of a composite included), and lays them out per
-// implementation. What it shows is therefore exactly what the call selected, at the cost of running
-// it once; meta tensors would not do, since a meta call selects no kernel.
+// Note [Explain reads dispatch events]
+// Both modes print DispatchEvents (Note [Dispatch events] in tileops/op/dispatch.hpp), the
+// records selection itself builds, so what explain shows cannot drift from what selection does.
+// - With --device, nothing runs: the case's inputs are meta tensors of the manifest's shapes (no
+//   scaling is needed, since nothing is allocated), and Op::explain_call checks the call, asks the
+//   op for the kernel calls its forward would make and evaluates the implementation table for
+//   each on the named device, with that device's facts stated. The facts are the accelerator's
+//   when this process has one of the device's type; otherwise, for a CUDA device, those of an
+//   H200 (the Hopper part the CUDA kernels are built for), and --arch, --sm-count and --smem-kib
+//   override either. This is how a CPU-only machine answers "what would run on the GPU".
+// - Without --device, one real call of the (scaled) case runs on random inputs on the best device
+//   present (Note [CLI device choice]), and explain prints the events a dispatch sink received
+//   during it: every selection the call made, its sub-ops' included, and a failed one too.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <typeindex>
 
 #include "commands.hpp"
-#include "env_guard.hpp"
 #include "tileops/core/error.hpp"
+#include "tileops/op/accelerator.hpp"
+#include "tileops/op/dispatch.hpp"
 #include "tileops/op/registry.hpp"
 
 namespace tileops::cli {
 namespace {
 
-// Runs `body` with file descriptor 2 redirected to a temporary file; returns what was written.
-template <class F>
-std::string capture_stderr(F&& body) {
-  std::fflush(stderr);
-  std::FILE* tmp = std::tmpfile();
-  if (!tmp) throw Error("explain: cannot create a temporary file to capture the dispatch log");
-  const int saved = dup(2);
-  dup2(fileno(tmp), 2);
-  auto restore = [&] {
-    std::fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-  };
-  try {
-    body();
-  } catch (...) {
-    restore();
-    std::fclose(tmp);
-    throw;
+// The device facts an explanation on `device` states, and where they come from.
+std::pair<DeviceFacts, std::string> stated_facts(const Device& device,
+                                                 const ExplainOptions& options) {
+  DeviceFacts facts;
+  std::string source;
+  if (std::shared_ptr<const AcceleratorProvider> a = accelerator(); a && a->type == device.type) {
+    facts = device_facts(device);
+    source = "reported by this process's accelerator";
+  } else if (device.type == DeviceType::kCUDA) {
+    facts = {90, 132, std::int64_t{227} * 1024};
+    source = "defaults for an H200: this process has no CUDA accelerator";
+  } else {
+    source = "none: not a CUDA device";
   }
-  restore();
-  std::string text;
-  std::rewind(tmp);
-  char buffer[4096];
-  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, tmp)) > 0;) text.append(buffer, n);
-  std::fclose(tmp);
-  return text;
+  const bool overridden = options.arch >= 0 || options.sm_count >= 0 || options.smem_kib >= 0;
+  if (options.arch >= 0) facts.arch = options.arch;
+  if (options.sm_count >= 0) facts.sm_count = options.sm_count;
+  if (options.smem_kib >= 0) facts.smem_budget = options.smem_kib * 1024;
+  if (overridden) source += "; overridden by flags";
+  return {facts, source};
 }
 
-const OpClass* class_named(const std::string& name) {
-  const RegisteredOp* reg = find_op_class(name);
-  return reg ? reg->cls : nullptr;
+// How one implementation's verdict reads in the table under its selection.
+std::string verdict_text(const DispatchEvent& e, const ImplementationVerdict& v) {
+  switch (v.kind) {
+    case VerdictKind::kServes:
+      if (e.outcome == DispatchOutcome::kSelected)
+        return v.key == e.winner ? "serves: selected"
+                                 : fmt::format("serves, but {} ranks above it", e.winner);
+      if (e.outcome == DispatchOutcome::kAmbiguous)
+        return "serves, tied: none of the serving implementations is preferred over the others";
+      return "serves";
+    case VerdictKind::kForcedAway:
+      return fmt::format("forced away: TILEOPS_FORCE={}", e.forced);
+    case VerdictKind::kWrongDevice:
+    case VerdictKind::kWrongArch:
+    case VerdictKind::kRefuses:
+      break;
+  }
+  return fmt::format("{}: {}", verdict_kind_name(v.kind), v.reason);
 }
 
-// One line "tileops dispatch: Op.iface: winner for CALL[; refused: k (why); ...]".
-void print_selection(const std::string& line) {
-  const std::string prefix = "tileops dispatch: ";
-  const std::size_t head_end = line.find(": ", prefix.size());
-  const std::size_t for_at = line.find(" for ", head_end);
-  if (line.rfind(prefix, 0) != 0 || head_end == std::string::npos || for_at == std::string::npos) {
-    fmt::print("  {}\n", line);
-    return;
-  }
-  const std::string where = line.substr(prefix.size(), head_end - prefix.size());
-  const std::string winner = line.substr(head_end + 2, for_at - head_end - 2);
-  const std::size_t refused_at = line.find("; refused: ", for_at);
-  const std::string call = line.substr(
-      for_at + 5, refused_at == std::string::npos ? std::string::npos : refused_at - for_at - 5);
-  const std::string refused =
-      refused_at == std::string::npos ? std::string() : line.substr(refused_at + 11);
-  fmt::print("  {}\n    call:   {}\n", where, call);
-  const std::size_t dot = where.find('.');
-  const OpClass* cls = class_named(where.substr(0, dot));
-  const std::string iface = dot == std::string::npos ? std::string() : where.substr(dot + 1);
-  std::type_index iface_type = typeid(void);
-  if (cls)
-    for (const auto& i : cls->interfaces())
-      if (i.name == iface) iface_type = i.interface_type;
-  bool listed = false;
-  if (cls)
-    for (const KernelType& t : cls->kernel_types()) {
-      if (t.interface_type != iface_type) continue;
-      listed = true;
-      const std::string tag = t.key + " (";
-      const std::size_t at = refused.find(tag);
-      if (t.key == winner)
-        fmt::print("    {:<28} serves: selected\n", t.key);
-      else if (at != std::string::npos) {
-        const std::size_t end = refused.find("; ", at);
-        const std::string reason = refused.substr(
-            at + tag.size(), (end == std::string::npos ? refused.size() : end) - at - tag.size());
-        fmt::print(
-            "    {:<28} refuses: {}\n", t.key,
-            reason.empty() || reason.back() != ')' ? reason : reason.substr(0, reason.size() - 1));
-      } else
-        fmt::print("    {:<28} serves, but {} is preferred\n", t.key, winner);
-    }
-  if (!listed)
-    fmt::print("    selected: {}\n    refused:  {}\n", winner, refused.empty() ? "-" : refused);
+void print_event(const DispatchEvent& e) {
+  fmt::print("  {}.{}\n    call:   {}\n", e.instance, e.interface, e.call);
+  for (const ImplementationVerdict& v : e.verdicts)
+    fmt::print("    {:<28} {}\n", v.key, verdict_text(e, v));
+  if (e.verdicts.empty()) fmt::print("    (no implementation is installed)\n");
+  fmt::print("    {}\n", e.outcome == DispatchOutcome::kSelected ? "outcome: selected " + e.winner
+                                                                 : "outcome: " + outcome_text(e));
 }
 
 void print_built(const Op& op, int depth) {
@@ -117,53 +90,79 @@ void print_built(const Op& op, int depth) {
   for (const auto& sub : op.held_delegates()) print_built(*sub, depth + 1);
 }
 
-}  // namespace
+// --device: the case on meta tensors for the named device; nothing runs.
+int explain_on_device(const manifest::Entry& entry, const manifest::SignaturePlan& plan,
+                      const ExplainOptions& options) {
+  const Device device = Device::parse(options.device);
+  ScaledCase sc = pick_case(plan, options.workload, options.dtype, 0);
+  std::optional<std::string> retarget = retarget_device_param(sc.wcase, device);
+  const auto [facts, source] = stated_facts(device, options);
+  fmt::print("{}: workload case {} stated for {} on meta tensors (no kernel runs)\n", entry.name,
+             sc.wcase.id, device.str());
+  if (device.type == DeviceType::kCUDA || facts != DeviceFacts{})
+    fmt::print("  device facts: arch {}, {} SMs, {} KiB shared memory per block ({})\n", facts.arch,
+               facts.sm_count, facts.smem_budget / 1024, source);
+  else
+    fmt::print("  device facts: {}\n", source);
+  if (retarget) fmt::print("  {}\n", *retarget);
+  if (const char* force = std::getenv("TILEOPS_FORCE"))
+    fmt::print("  TILEOPS_FORCE={} is set\n", force);
+  std::vector<std::optional<Tensor>> inputs;
+  for (std::size_t i = 0; i < sc.wcase.inputs.size(); ++i) {
+    const auto& spec = sc.wcase.inputs[i];
+    inputs.push_back(spec ? std::optional<Tensor>(Tensor::meta(spec->shape, spec->dtype))
+                          : std::nullopt);
+    if (spec)
+      fmt::print("  input {}: {} {}\n", entry.inputs[i].name, dtype_name(spec->dtype),
+                 spec->shape.str());
+  }
 
-int run_explain(const CaseOptions& options) {
-  auto entry = entry_of(options.op);
-  auto plan = plan_of(entry);
-  register_builtin_ops();
-  if (!find_op_class(entry->name)) {
-    fmt::print("{}: no op class is registered (status {}); nothing to explain\n", entry->name,
-               entry->status);
+  std::shared_ptr<Op> op = make_op(entry.name, sc.wcase.params);
+  std::vector<DispatchEvent> events;
+  try {
+    events = op->explain_call(inputs, device, facts);
+  } catch (const Error& e) {
+    fmt::print("cannot state this call: {}\n", e.what());
     return 1;
   }
-  ScaledCase sc = pick_case(*plan, options.workload, options.dtype, options.max_elems);
+  fmt::print("selections ({}):\n",
+             op->op_class().is_composite()
+                 ? "the kernel calls of each stage, on the shapes the stage receives"
+                 : "the kernel calls forward() would make");
+  for (const DispatchEvent& e : events) print_event(e);
+  if (events.empty()) fmt::print("  (no kernel call: the call writes nothing)\n");
+  fmt::print("nothing was selected, built or cached\n");
+  return 0;
+}
+
+// No --device: one real call of the case on the best device present.
+int explain_one_call(const manifest::Entry& entry, const manifest::SignaturePlan& plan,
+                     const ExplainOptions& options) {
+  ScaledCase sc = pick_case(plan, options.workload, options.dtype, options.max_elems);
   const Device device = choose_device();
   std::optional<std::string> retarget = retarget_device_param(sc.wcase, device);
-  fmt::print("{}: workload case {} on {}\n", entry->name, sc.wcase.id, device.str());
+  fmt::print("{}: workload case {} on {}\n", entry.name, sc.wcase.id, device.str());
   if (!sc.scale_note.empty()) fmt::print("  {}\n", sc.scale_note);
   if (retarget) fmt::print("  {}\n", *retarget);
   if (const char* force = std::getenv("TILEOPS_FORCE"))
     fmt::print("  TILEOPS_FORCE={} is set\n", force);
 
-  std::shared_ptr<Op> op = make_op(entry->name, sc.wcase.params);
+  std::shared_ptr<Op> op = make_op(entry.name, sc.wcase.params);
   std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);
+  std::vector<DispatchEvent> events;
   std::string error;
-  std::string log = capture_stderr([&] {
-    EnvGuard env("TILEOPS_LOG", "dispatch");
+  {
+    ScopedDispatchSink sink([&](const DispatchEvent& e) { events.push_back(e); });
     try {
       op->call(inputs);
     } catch (const Error& e) {
       error = e.what();
     }
-  });
-  fmt::print("selections (the dispatch log of one call):\n");
-  std::size_t start = 0;
-  bool any = false;
-  while (start < log.size()) {
-    std::size_t end = log.find('\n', start);
-    if (end == std::string::npos) end = log.size();
-    const std::string line = log.substr(start, end - start);
-    if (line.rfind("tileops dispatch: ", 0) == 0) {
-      print_selection(line);
-      any = true;
-    } else if (!line.empty()) {
-      fmt::print(stderr, "{}\n", line);
-    }
-    start = end + 1;
   }
-  if (!any) fmt::print("  (no kernel was selected: a target or an empty result served the call)\n");
+  fmt::print("selections (the dispatch events of one call):\n");
+  for (const DispatchEvent& e : events) print_event(e);
+  if (events.empty())
+    fmt::print("  (no kernel was selected: a target or an empty result served the call)\n");
   if (!error.empty()) {
     fmt::print("the call failed: {}\n", error);
     return 1;
@@ -172,6 +171,21 @@ int run_explain(const CaseOptions& options) {
   fmt::print("built entries:\n");
   print_built(*op, 0);
   return 0;
+}
+
+}  // namespace
+
+int run_explain(const ExplainOptions& options) {
+  auto entry = entry_of(options.op);
+  auto plan = plan_of(entry);
+  register_builtin_ops();
+  if (!find_op_class(entry->name)) {
+    fmt::print("{}: no op class is registered (status {}); nothing to explain\n", entry->name,
+               entry->status);
+    return 1;
+  }
+  return options.device.empty() ? explain_one_call(*entry, *plan, options)
+                                : explain_on_device(*entry, *plan, options);
 }
 
 }  // namespace tileops::cli

@@ -39,9 +39,16 @@ struct CaseOptions {
   std::int64_t max_elems = std::int64_t{1} << 16;
   std::uint64_t seed = 0;
 };
-// Runs one call of the case with TILEOPS_LOG=dispatch and prints every selection made (winner and
-// each refused implementation with its reason), then the entries the call built.
-int run_explain(const CaseOptions& options);
+struct ExplainOptions : CaseOptions {
+  std::string device;  // empty: one real call on the best device present
+  int arch = -1;       // overrides of the stated device facts; -1: not overridden
+  int sm_count = -1;
+  std::int64_t smem_kib = -1;
+};
+// Prints the dispatch events of the case (Note [Explain reads dispatch events]): each selection,
+// every implementation's verdict and the outcome. With a device, of the call stated on meta
+// tensors for that device, running nothing; without, of one real call, then what it built.
+int run_explain(const ExplainOptions& options);
 // Runs one call of the case on random inputs and checks it against the tool's float64 reference.
 int run_run(const CaseOptions& options);
 

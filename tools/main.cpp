@@ -42,10 +42,27 @@ int main(int argc, char** argv) {
   describe->add_option("--semantics", describe_options.semantics_file,
                        "the entry-semantics document to quote (default docs/manifest.md)");
 
-  cli::CaseOptions explain_options;
+  cli::ExplainOptions explain_options;
   CLI::App* explain =
       app.add_subcommand("explain", "Why each implementation serves or refuses a workload call");
   add_case_options(explain, explain_options);
+  CLI::Option* device =
+      explain->add_option("--device", explain_options.device,
+                          "state the call for this device (e.g. cuda:0) on meta tensors, running "
+                          "nothing (default: run one call on the best device present)");
+  explain
+      ->add_option("--arch", explain_options.arch,
+                   "the SM architecture to state (default: the accelerator's, else 90)")
+      ->needs(device);
+  explain
+      ->add_option("--sm-count", explain_options.sm_count,
+                   "the SM count to state (default: the accelerator's, else 132)")
+      ->needs(device);
+  explain
+      ->add_option("--smem-kib", explain_options.smem_kib,
+                   "the shared memory per block to state, in KiB (default: the accelerator's, "
+                   "else 227)")
+      ->needs(device);
 
   cli::CaseOptions run_options;
   run_options.max_elems = cli::kDefaultMaxElems;

@@ -9,21 +9,36 @@
 
 namespace tileops {
 
-std::optional<std::string> unavailable(const KernelType& type, DeviceType device,
-                                       const DeviceFacts& facts) {
+namespace {
+
+// Availability with the kind of its refusal: the device type first, then the architecture.
+std::optional<std::pair<VerdictKind, std::string>> availability(const KernelType& type,
+                                                                DeviceType device,
+                                                                const DeviceFacts& facts) {
   if (std::find(type.devices.begin(), type.devices.end(), device) == type.devices.end()) {
     std::string list;
     for (DeviceType d : type.devices)
       list += (list.empty() ? "" : ", ") + std::string(device_type_name(d));
-    return fmt::format("runs on [{}], not {}", list, device_type_name(device));
+    return std::pair(VerdictKind::kWrongDevice,
+                     fmt::format("runs on [{}], not {}", list, device_type_name(device)));
   }
   if (device == DeviceType::kCUDA && type.supported_archs &&
       std::find(type.supported_archs->begin(), type.supported_archs->end(), facts.arch) ==
           type.supported_archs->end()) {
     std::string list;
     for (int a : *type.supported_archs) list += (list.empty() ? "" : ", ") + std::to_string(a);
-    return fmt::format("built for architectures [{}], device reports {}", list, facts.arch);
+    return std::pair(
+        VerdictKind::kWrongArch,
+        fmt::format("built for architectures [{}], device reports {}", list, facts.arch));
   }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> unavailable(const KernelType& type, DeviceType device,
+                                       const DeviceFacts& facts) {
+  if (auto a = availability(type, device, facts)) return std::move(a->second);
   return std::nullopt;
 }
 
@@ -124,23 +139,35 @@ InstalledTable::Choice InstalledTable::choose(int interface, const void* call,
   Choice c;
   const InstalledInterface& ii = interfaces[interface];
   const CallSpecBase& base = ii.decl->call_ops->base(call);
+  bool device_listed = false;  // some key lists the call's device type
+  bool force_refused = false;
   std::vector<int> candidates;
   for (int i : ii.keys) {
     const KernelType& k = types[i];
-    std::optional<std::string> reason;
+    ImplementationVerdict& v = c.verdicts.emplace_back();
+    v.key = k.key;
+    v.class_name = k.class_name;
+    std::optional<std::pair<VerdictKind, std::string>> refused;
     if (base.device) {
       if (std::find(k.devices.begin(), k.devices.end(), base.device->type) != k.devices.end())
-        c.device_listed = true;
-      reason = unavailable(k, base.device->type, facts);
+        device_listed = true;
+      refused = availability(k, base.device->type, facts);
     } else {
-      reason = "the call device is unknown";
+      refused = std::pair(VerdictKind::kWrongDevice, std::string("the call device is unknown"));
     }
-    if (!reason) reason = k.refusal(call);
-    if (reason) {
-      c.rejected.push_back(fmt::format("{} ({}: {})", k.key, k.class_name, *reason));
+    if (!refused)
+      if (std::optional<std::string> reason = k.refusal(call))
+        refused = std::pair(VerdictKind::kRefuses, std::move(*reason));
+    if (refused) {
+      v.kind = refused->first;
+      v.reason = std::move(refused->second);
+      force_refused = force_refused || k.key == force;
       continue;
     }
-    if (!force.empty() && k.key != force) continue;
+    if (!force.empty() && k.key != force) {
+      v.kind = VerdictKind::kForcedAway;
+      continue;
+    }
     candidates.push_back(i);
   }
   std::vector<int> winners;
@@ -152,10 +179,21 @@ InstalledTable::Choice InstalledTable::choose(int interface, const void* call,
     }
     if (!beaten) winners.push_back(k);
   }
-  if (winners.size() == 1)
+  // The order of the errors select_key raises: a forced key's refusal names the one key the user
+  // asked for, so it comes before what the rest of the table says.
+  if (winners.size() == 1) {
+    c.outcome = DispatchOutcome::kSelected;
     c.winner = winners[0];
-  else if (winners.size() > 1)
-    c.ambiguous = winners;
+  } else if (force_refused) {
+    c.outcome = DispatchOutcome::kForcedKeyRefuses;
+  } else if (winners.size() > 1) {
+    c.outcome = DispatchOutcome::kAmbiguous;
+    c.ambiguous = std::move(winners);
+  } else if (!device_listed && !c.verdicts.empty()) {
+    c.outcome = DispatchOutcome::kNotOnDevice;
+  } else {
+    c.outcome = DispatchOutcome::kNothingServes;
+  }
   return c;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "tileops/op/dispatch.hpp"
 #include "tileops/op/kernel.hpp"
 #include "tileops/op/op_class.hpp"
 
@@ -25,13 +26,14 @@ struct InstalledTable {
   // throws ContractError with the reference's messages.
   static InstalledTable install(const OpClass& cls, std::vector<KernelType> registered);
 
-  // Selection over `interface` for `call` (reference §3.3). `force`: TILEOPS_FORCE's key, if any.
-  // Appends "<key> (<Class>: <reason>)" for each refusal to `rejected`.
+  // Selection over `interface` for `call` (reference §3.3) on a device with `facts`. `force`:
+  // TILEOPS_FORCE's key when it names a key of this interface, else empty.
   struct Choice {
-    int winner = -1;                    // index into types, or -1
-    std::vector<int> ambiguous;         // several winners
-    std::vector<std::string> rejected;  // refusals, installation order
-    bool device_listed = false;         // some key lists the call's device type
+    std::vector<ImplementationVerdict>
+        verdicts;  // one per key of the interface, installation order
+    DispatchOutcome outcome = DispatchOutcome::kNothingServes;
+    int winner = -1;             // kSelected: index into types
+    std::vector<int> ambiguous;  // kAmbiguous: indices into types
   };
   Choice choose(int interface, const void* call, const DeviceFacts& facts,
                 const std::string& force) const;

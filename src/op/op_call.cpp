@@ -7,6 +7,7 @@
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
 #include "op/call_stack.hpp"
+#include "op/explain_scope.hpp"
 #include "op/read_section.hpp"
 #include "op/record_pool.hpp"
 #include "tileops/op/op.hpp"
@@ -56,6 +57,13 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
       // The fake path: the check and the record, outputs of the inferred shape, no kernel, no
       // target.
       result = empty_result(args);
+      if (detail::ExplainScope::current()) {
+        // A stage of a composite being explained: explained, not recorded (Note [Explaining a
+        // composite] in op_explain.cpp).
+        explain_into(args);
+        records_->give_back(std::move(filling));
+        return result;
+      }
     } else if (call.empty_write()) {  // step 3
       result = empty_result(args);
     } else {

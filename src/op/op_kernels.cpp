@@ -2,12 +2,12 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <memory>
 
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
+#include "op/dispatch_sinks.hpp"
 #include "op/installed_table.hpp"
 #include "op/read_section.hpp"
 #include "op/type_name.hpp"
@@ -17,11 +17,6 @@ namespace tileops {
 namespace {
 
 using detail::type_name;
-
-bool log_dispatch() {
-  const char* v = std::getenv("TILEOPS_LOG");
-  return v && std::strstr(v, "dispatch") != nullptr;
-}
 
 std::string forced_key() {
   const char* v = std::getenv("TILEOPS_FORCE");
@@ -37,6 +32,12 @@ inline int interface_by_address(const std::vector<detail::InstalledInterface>& i
   for (std::size_t i = 0; i < ifaces.size(); ++i)
     if (ifaces[i].decl->interface_type.name() == interface.name()) return static_cast<int>(i);
   return -1;
+}
+
+// The facts selection reads: those the spec states (key_for, explain_call), else its device's.
+DeviceFacts facts_of(const CallSpecBase& spec) {
+  if (spec.stated_facts) return *spec.stated_facts;
+  return spec.device ? device_facts(*spec.device) : DeviceFacts{};
 }
 
 std::string join(const std::vector<std::string>& items, const char* sep) {
@@ -85,68 +86,73 @@ void Op::refuse_stated_facts(std::type_index interface) const {
                   name(), installed_->interfaces[i].decl->name));
 }
 
-std::string Op::select_key(int interface, const void* call, std::vector<std::string>* log) const {
+DispatchEvent Op::dispatch_event(int interface, const void* call) const {
   const detail::InstalledInterface& ii = installed_->interfaces[interface];
-  const CallSpecBase& base = ii.decl->call_ops->base(call);
-  DeviceFacts facts = base.stated_facts
-                          ? *base.stated_facts
-                          : (base.device ? device_facts(*base.device) : DeviceFacts{});
-  std::string force = forced_key();
+  const CallSpecOps& ops = *ii.decl->call_ops;
+  const CallSpecBase& base = ops.base(call);
+  DispatchEvent e;
+  e.op = name();
+  e.instance = instance_key_;
+  e.interface = ii.decl->name;
+  e.call = ops.str(call);
+  e.device = base.device;
+  e.facts = facts_of(base);
+  // TILEOPS_FORCE names one key of the process; an interface without that key ignores it.
+  e.forced = forced_key();
   bool force_here = false;
-  for (int k : ii.keys) force_here = force_here || installed_->types[k].key == force;
-  if (!force_here) force.clear();
-  detail::InstalledTable::Choice c = installed_->choose(interface, call, facts, force);
-  const std::string call_text = ii.decl->call_ops->str(call);
-  if (log) *log = c.rejected;
-  if (log_dispatch()) {
-    std::fprintf(
-        stderr, "tileops dispatch: %s.%s: %s for %s%s%s\n", name().c_str(), ii.decl->name.c_str(),
-        c.winner >= 0 ? installed_->types[c.winner].key.c_str() : "nothing", call_text.c_str(),
-        c.rejected.empty() ? "" : "; refused: ", join(c.rejected, "; ").c_str());
+  for (int k : ii.keys) force_here = force_here || installed_->types[k].key == e.forced;
+  if (!force_here) e.forced.clear();
+  detail::InstalledTable::Choice c = installed_->choose(interface, call, e.facts, e.forced);
+  e.verdicts = std::move(c.verdicts);
+  e.outcome = c.outcome;
+  if (c.winner >= 0) e.winner = installed_->types[c.winner].key;
+  for (int k : c.ambiguous) e.ambiguous.push_back(installed_->types[k].key);
+  return e;
+}
+
+std::string Op::select_key(int interface, const void* call) const {
+  DispatchEvent e = dispatch_event(interface, call);
+  detail::publish_dispatch(e);
+  switch (e.outcome) {
+    case DispatchOutcome::kSelected:
+      return std::move(e.winner);
+    case DispatchOutcome::kForcedKeyRefuses:
+      for (const ImplementationVerdict& v : e.verdicts)
+        if (v.key == e.forced)
+          throw SelectionError(
+              fmt::format("{}: TILEOPS_FORCE={} refuses this call: {} ({}: {}). Call: {}", name(),
+                          e.forced, v.key, v.class_name, v.reason, e.call));
+      break;
+    case DispatchOutcome::kAmbiguous:
+      throw SelectionError(
+          fmt::format("{}: dispatch is ambiguous: {} all serve this call, and none is preferred "
+                      "over the others. Call: {}",
+                      name(), join(e.ambiguous, ", "), e.call));
+    case DispatchOutcome::kNotOnDevice:
+      throw OpNotAvailableError(
+          fmt::format("{}'s in-tree kernels do not run on {}; known targets for this op: {}",
+                      name(), e.device ? e.device->str() : std::string("an unknown device"),
+                      detail::targets_for(name())));
+    case DispatchOutcome::kNothingServes:
+      break;
   }
-  if (c.winner >= 0) return installed_->types[c.winner].key;
-  if (!force.empty()) {
-    for (const std::string& r : c.rejected)
-      if (r.rfind(force + " (", 0) == 0)
-        throw SelectionError(fmt::format("{}: TILEOPS_FORCE={} refuses this call: {}. Call: {}",
-                                         name(), force, r, call_text));
-  }
-  if (!c.ambiguous.empty()) {
-    std::vector<std::string> keys;
-    for (int k : c.ambiguous) keys.push_back(installed_->types[k].key);
-    throw SelectionError(
-        fmt::format("{}: dispatch is ambiguous: {} all serve this call, and none is preferred over "
-                    "the others. Call: {}",
-                    name(), join(keys, ", "), call_text));
-  }
-  if (!c.device_listed && !c.rejected.empty()) {
-    std::string where = base.device ? base.device->str() : std::string("an unknown device");
-    throw OpNotAvailableError(
-        fmt::format("{}'s in-tree kernels do not run on {}; known targets for this op: {}", name(),
-                    where, detail::targets_for(name())));
-  }
+  std::vector<std::string> refused;
+  for (const ImplementationVerdict& v : e.verdicts)
+    if (!v.serves() && v.kind != VerdictKind::kForcedAway)
+      refused.push_back(fmt::format("{} ({}: {})", v.key, v.class_name, v.reason));
   throw SelectionError(fmt::format(
       "{}: no implementation serves this call: {}. Call: {}", name(),
-      c.rejected.empty() ? std::string("no implementation is installed") : join(c.rejected, ", "),
-      call_text));
+      refused.empty() ? std::string("no implementation is installed") : join(refused, ", "),
+      e.call));
 }
 
 std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface,
                                                                   const void* call) const {
   const detail::InstalledInterface& ii = installed_->interfaces[interface];
-  const CallSpecBase& base = ii.decl->call_ops->base(call);
-  DeviceFacts facts = base.stated_facts
-                          ? *base.stated_facts
-                          : (base.device ? device_facts(*base.device) : DeviceFacts{});
+  const DeviceFacts facts = facts_of(ii.decl->call_ops->base(call));
   std::vector<std::pair<std::string, std::string>> out;
-  for (int k : ii.keys) {
-    const KernelType& t = installed_->types[k];
-    std::optional<std::string> reason =
-        base.device ? unavailable(t, base.device->type, facts)
-                    : std::optional<std::string>("the call device is unknown");
-    if (!reason) reason = t.refusal(call);
-    out.emplace_back(t.key, reason.value_or(""));
-  }
+  for (ImplementationVerdict& v : installed_->choose(interface, call, facts, {}).verdicts)
+    out.emplace_back(std::move(v.key), std::move(v.reason));
   return out;
 }
 
@@ -169,7 +175,7 @@ std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interf
   // Another thread may have cached this spec since the caller's look-up.
   if (const std::shared_ptr<KernelInterface>* entry = cache.by_call.find(hash, call)) return *entry;
   const InstalledTable& installed = *op.installed_;
-  const std::string key = op.select_key(interface, call, nullptr);
+  const std::string key = op.select_key(interface, call);
   int type_index = -1;
   for (int k : installed.interfaces[interface].keys)
     if (installed.types[k].key == key) type_index = k;

@@ -286,5 +286,36 @@ TEST(Concurrency, HitsAndCallsStayRightWhileGroupsAreRetiredAndFreed) {
   EXPECT_EQ(detail::Binding::retired_count(op), 0u);
 }
 
+// Note [Dispatch sink removal]: sinks come and go while other threads select; a sink runs on one
+// thread at a time, and once removed it hears nothing more.
+TEST(Concurrency, DispatchSinksAddedAndRemovedWhileThreadsSelect) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Sinks"))));
+  std::atomic<int> selections{0};
+  std::atomic<bool> stop{false};
+  int heard_after_removal = 0;  // only the sink writes it, and calls to one sink are serialised
+  on_threads(kThreads, [&](int t) {
+    if (t == 0) {
+      for (int i = 0; i < 200; ++i) {
+        bool removed = false;
+        const DispatchSinkId id = add_dispatch_sink([&](const DispatchEvent&) {
+          if (removed) ++heard_after_removal;
+        });
+        std::this_thread::yield();
+        remove_dispatch_sink(id);
+        removed = true;  // read by the sink only if it were still called
+      }
+      stop = true;
+      return;
+    }
+    // Each call spec is new, so every kernel_for misses and selects.
+    for (std::int64_t n = 1000 * t; !stop.load(); ++n) {
+      op.kernel_for<Scaling>(scaling(n));
+      selections++;
+    }
+  });
+  EXPECT_EQ(heard_after_removal, 0);
+  EXPECT_GT(selections.load(), 0);
+}
+
 }  // namespace
 }  // namespace tileops::optest

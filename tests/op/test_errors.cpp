@@ -274,10 +274,22 @@ TEST(Errors, DispatchLogPrintsSelectionsAndRefusals) {
   op(cpu({20}));
   op(cpu({20}));  // a hit selects nothing and prints nothing
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(err, "tileops dispatch: " + name +
+  EXPECT_EQ(err, "tileops dispatch: " + op.instance_key() +
                      ".scale: band for ScalingCall(n=20, device=cpu); refused: hundreds "
                      "(HundredsKernel: serves n > "
                      "100); negative (NegativeKernel: serves n < 0)\n");
+  // Without a winner the line says why; forced-away implementations are listed.
+  ::testing::internal::CaptureStderr();
+  {
+    EnvGuard force("TILEOPS_FORCE", "band");
+    EXPECT_THROW(op.key_for("scale", scaling(5)), SelectionError);
+  }
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
+            "tileops dispatch: " + op.instance_key() +
+                ".scale: nothing (TILEOPS_FORCE=band refuses) for ScalingCall(n=5, device=cpu); "
+                "refused: band (BandKernel: serves 10 < n <= 50); hundreds (HundredsKernel: serves "
+                "n > 100); negative (NegativeKernel: serves n < 0); forced away: general, "
+                "positive\n");
 }
 
 }  // namespace

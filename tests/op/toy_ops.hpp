@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/env_guard.hpp"
 #include "common/test_helpers.hpp"
 #include "common/toy_entries.hpp"
 #include "tileops/core/allocator.hpp"
@@ -35,7 +36,6 @@
 #include "tileops/op/kernel.hpp"
 #include "tileops/op/op.hpp"
 #include "tileops/op/op_class.hpp"
-#include "tools/env_guard.hpp"
 
 namespace tileops {
 inline void PrintTo(const Target& t, std::ostream* os) { *os << t.str(); }
@@ -380,7 +380,8 @@ inline OpClass& with_selection_table(OpClass& cls) {
 
 // An op of any toy class. forward runs `body` when given; otherwise, when the class declares the
 // "scale" interface, it gets the entry for ScalingCall{device, n = len(x)} through kernel_for and
-// returns a fresh output; otherwise it just returns a fresh output.
+// returns a fresh output; otherwise it just returns a fresh output. kernel_calls states that
+// ScalingCall whenever the class declares "scale".
 class ToyOp : public Op {
  public:
   using Body = std::function<CallResult(ToyOp&, const CallArgs&)>;
@@ -418,9 +419,8 @@ class ToyOp : public Op {
 
   // The default computation: the "scale" entry, when declared, then a fresh output.
   CallResult compute(const CallArgs& args) {
-    if (!op_class().interfaces().empty() && op_class().interfaces()[0].name == "scale") {
-      std::shared_ptr<Scaling> entry =
-          kernel_for<Scaling>(scaling(args.input(0).shape()[0], args.device()));
+    if (declares_scale()) {
+      std::shared_ptr<Scaling> entry = kernel_for<Scaling>(scaling_call(args));
       std::lock_guard<std::mutex> lock(mutex_);
       ran_ = std::string(entry->key());
     }
@@ -431,6 +431,10 @@ class ToyOp : public Op {
   }
 
  protected:
+  KernelCalls kernel_calls(const CallArgs& args) const override {
+    if (!declares_scale()) return {};
+    return {KernelCall::of<Scaling>(scaling_call(args))};
+  }
   CallResult forward(const CallArgs& args) override {
     forward_calls_++;
     Body body;
@@ -442,6 +446,14 @@ class ToyOp : public Op {
   }
 
  private:
+  bool declares_scale() const {
+    return !op_class().interfaces().empty() && op_class().interfaces()[0].name == "scale";
+  }
+  // The call spec builder that compute and kernel_calls share.
+  static ScalingCall scaling_call(const CallArgs& args) {
+    return scaling(args.input(0).shape()[0], args.device());
+  }
+
   mutable std::mutex mutex_;
   Body body_;
   std::string ran_;
@@ -599,7 +611,7 @@ struct DefaultTargetGuard {
   ~DefaultTargetGuard() { set_default_target(std::nullopt); }
 };
 
-using cli::EnvGuard;
+using test_common::EnvGuard;
 using test_common::error_of;
 
 // A process-unique name for a test's targets; unique_op: the same for op classes

@@ -63,11 +63,42 @@ TEST(Cli, RunPassesAgainstTheReference) {
   EXPECT_TRUE(has_line_starting(r.out, "PASS")) << r.out;
 }
 
-TEST(Cli, ExplainShowsTheSelection) {
+TEST(Cli, ExplainShowsTheSelectionsOfOneCall) {
   Result r = run_cli("explain RMSNormFwdOp");
   ASSERT_EQ(r.status, 0) << r.out;
-  EXPECT_NE(r.out.find("RMSNormFwdOp.rms_norm"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  RMSNormFwdOp#0.rms_norm\n    call:   NormCall(device=cpu"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("serves: selected"), std::string::npos) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "    outcome: selected rms_norm_")) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "  RMSNormFwdOp.rms_norm: rms_norm_")) << r.out;  // built
+}
+
+// On a CPU-only machine: the call stated for cuda:0 on meta tensors of the manifest's shapes, with
+// stated facts; nothing runs, so the large case needs no scaling.
+TEST(Cli, ExplainStatesACallForANamedDevice) {
+  Result r = run_cli("explain RMSNormFwdOp --workload llama-8b-prefill --device cuda:0 --arch 80");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "RMSNormFwdOp: workload case llama-8b-prefill")) << r.out;
+  EXPECT_NE(r.out.find("stated for cuda:0 on meta tensors"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device facts: arch 80, "), std::string::npos) << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "  input x: bfloat16 [2048, 4096]")) << r.out;
+  EXPECT_NE(r.out.find("NormCall(device=cuda:0, n=4096"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rms_norm_rowwise_cpu         wrong device: runs on [cpu], not cuda"),
+            std::string::npos)
+      << r.out;
+  EXPECT_TRUE(has_line_starting(r.out, "nothing was selected, built or cached")) << r.out;
+  EXPECT_EQ(r.out.find("scaled from"), std::string::npos) << r.out;
+}
+
+// A composite: each stage's selection on the shapes that stage receives.
+TEST(Cli, ExplainStatesACompositesStages) {
+  Result r = run_cli("explain ResidualRMSNormFwdOp --device cpu");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("the kernel calls of each stage"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(".add\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("RMSNormFwdOp#"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    outcome: selected rms_norm_"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BenchJsonIsAnArrayOfRows) {

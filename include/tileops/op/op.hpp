@@ -31,6 +31,7 @@
 #include "tileops/manifest/signature_plan.hpp"
 #include "tileops/op/accelerator.hpp"
 #include "tileops/op/backend.hpp"
+#include "tileops/op/dispatch.hpp"
 #include "tileops/op/kernel.hpp"
 #include "tileops/op/op_class.hpp"
 #include "tileops/op/target.hpp"
@@ -68,7 +69,7 @@ struct CallArgs {
 };
 
 // A kernel call forward() makes, stated without running it: the interface and its call spec
-// (Op::kernel_calls, which `tileops explain` reads on meta tensors).
+// (Op::kernel_calls, which Op::explain_call reads on meta tensors).
 struct KernelCall {
   std::type_index interface = typeid(void);
   std::shared_ptr<const void> spec;  // the interface's call spec
@@ -143,12 +144,13 @@ class Op {
     return std::static_pointer_cast<I>(entry_for_call(typeid(I), &call));
   }
   // The key selection picks for `call` under `interface` (reference §3.3), without building.
-  // ContractError when `call` is not the interface's call spec type.
+  // ContractError when `call` is not the interface's call spec type. Like a kernel_for miss, it
+  // publishes its dispatch event (Note [Dispatch events] in dispatch.hpp).
   template <class Call>
   std::string key_for(std::string_view interface, const Call& call) const {
-    return select_key(interface_taking(interface, typeid(Call)), &call, nullptr);
+    return select_key(interface_taking(interface, typeid(Call)), &call);
   }
-  // Every key's verdict on `call`: "" when it serves, else its reason (tileops explain).
+  // Every key's applicability to `call`, TILEOPS_FORCE aside: "" when it serves, else its reason.
   template <class Call>
   std::vector<std::pair<std::string, std::string>> verdicts(std::string_view interface,
                                                             const Call& call) const {
@@ -158,6 +160,19 @@ class Op {
   // Resets the binding group (the target selection and every cache built under it), recursively
   // through the held sub-ops, each op once (a sub-op may hold its parent back).
   void reset_binding();
+
+  // What selection would decide for a call of `inputs` placed on `device`, without running it
+  // (`tileops explain --device`): runs the signature check, asks the op for its kernel calls
+  // (kernel_calls) and evaluates the installed table for each on `device` with `facts` (nullopt:
+  // the facts the process's accelerator reports for `device`), TILEOPS_FORCE included. One event
+  // per kernel call, in the order forward() makes them; none for a call that writes nothing.
+  // Nothing is selected, built or cached, the binding group is not read and no sink hears the
+  // events. Each input counts as a meta tensor of its geometry (its data and device are never
+  // read), so the call specs see contiguous, aligned meta tensors for contiguous inputs. A
+  // composite explains its stages (Note [Explaining a composite] in op_explain.cpp).
+  std::vector<DispatchEvent> explain_call(std::span<const std::optional<Tensor>> inputs,
+                                          const Device& device,
+                                          const std::optional<DeviceFacts>& facts = std::nullopt);
 
  protected:
   // `ctor_tensors`: the construction-time tensors, in the order the manifest declares them.
@@ -190,7 +205,10 @@ class Op {
   int interface_index(std::string_view interface) const;
   // interface_index, after checking that `call` is the type of the interface's call spec.
   int interface_taking(std::string_view interface, std::type_index call) const;
-  std::string select_key(int interface, const void* call, std::vector<std::string>* log) const;
+  // The selection's event for `call` under `interface` (Note [Dispatch events]).
+  DispatchEvent dispatch_event(int interface, const void* call) const;
+  // Selects for `call`: publishes the event, returns the winner or raises the selection's error.
+  std::string select_key(int interface, const void* call) const;
   std::vector<std::pair<std::string, std::string>> key_verdicts(int interface,
                                                                 const void* call) const;
   [[noreturn]] void refuse_stated_facts(std::type_index interface) const;
@@ -205,6 +223,8 @@ class Op {
   // reset_binding must not swap it under the call).
   CallResult run_target(const CallArgs& args, detail::Binding& binding);
   CallResult empty_result(const CallArgs& args) const;
+  // explain_call on checked meta `args`: appends their events to the thread's explain scope.
+  void explain_into(const CallArgs& args);
   // The construction-time tensors as `call` needs them (empty when the op declares none).
   std::vector<std::optional<Tensor>> place_ctor_tensors(const manifest::SignatureCall& call);
   // Files the calls sub-ops completed inside this call under their stages (Table 3, step 7).

@@ -27,6 +27,8 @@ struct CallSpecOps {
   std::shared_ptr<const void> (*copy)(const void*) = nullptr;
   std::string (*str)(const void*) = nullptr;
   const CallSpecBase& (*base)(const void*) = nullptr;
+  // A copy placed on `device` with stated `facts` (Op::explain_call).
+  std::shared_ptr<const void> (*placed)(const void*, const Device&, const DeviceFacts&) = nullptr;
 
   template <CallSpec C>
   static const CallSpecOps& of() {
@@ -39,7 +41,14 @@ struct CallSpecOps {
           return std::make_shared<const C>(*static_cast<const C*>(c));
         },
         [](const void* c) { return static_cast<const C*>(c)->str(); },
-        [](const void* c) -> const CallSpecBase& { return *static_cast<const C*>(c); }};
+        [](const void* c) -> const CallSpecBase& { return *static_cast<const C*>(c); },
+        [](const void* c, const Device& device,
+           const DeviceFacts& facts) -> std::shared_ptr<const void> {
+          auto on_device = std::make_shared<C>(*static_cast<const C*>(c));
+          on_device->device = device;
+          on_device->stated_facts = facts;
+          return on_device;
+        }};
     return ops;
   }
 };

@@ -1,12 +1,12 @@
-// EnvGuard: sets an environment variable for the lifetime of the guard, then restores it. The
-// tool sets TILEOPS_LOG around the call it explains; the op framework tests use it as well.
+// EnvGuard: sets an environment variable for the lifetime of the guard, then restores it (the op
+// framework tests set TILEOPS_FORCE and TILEOPS_LOG with it).
 #pragma once
 
 #include <cstdlib>
 #include <optional>
 #include <string>
 
-namespace tileops::cli {
+namespace tileops::test_common {
 
 class EnvGuard {
  public:
@@ -28,4 +28,4 @@ class EnvGuard {
   std::optional<std::string> old_;
 };
 
-}  // namespace tileops::cli
+}  // namespace tileops::test_common
