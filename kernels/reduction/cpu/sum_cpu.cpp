@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/common/cpu/cascade.hpp"
 #include "kernels/common/cpu/cpu_kernel_support.hpp"
 #include "kernels/reduction/cpu/reduction_cpu.hpp"
 
