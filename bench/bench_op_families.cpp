@@ -21,12 +21,13 @@ namespace {
 
 using namespace tileops;
 
-// An implementation of interface I whose forward does nothing, whatever its arguments.
+// An implementation of interface I whose forward does nothing, whatever its arguments. The
+// forward may be declared in a base that several interfaces share (the reduction family's).
 template <class I, class Forward = decltype(&I::forward)>
 class NoopKernel;
-template <class I, class... Args>
-class NoopKernel<I, void (I::*)(Args...)> final
-    : public kernels::CpuKernel<NoopKernel<I, void (I::*)(Args...)>, I> {
+template <class I, class Declaring, class... Args>
+class NoopKernel<I, void (Declaring::*)(Args...)> final
+    : public kernels::CpuKernel<NoopKernel<I, void (Declaring::*)(Args...)>, I> {
  public:
   using kernels::CpuKernel<NoopKernel, I>::CpuKernel;
   void forward(Args...) override {}
@@ -44,7 +45,10 @@ void force_noop_kernels() {
     register_noop<kernels::LayerNormFwdInterface>("LayerNormFwdOp");
     register_noop<kernels::FusedAddRMSNormFwdInterface>("FusedAddRMSNormFwdOp");
     register_noop<kernels::SoftmaxFwdInterface>("SoftmaxFwdOp");
+    register_noop<kernels::LogSoftmaxFwdInterface>("LogSoftmaxFwdOp");
     register_noop<kernels::SumFwdInterface>("SumFwdOp");
+    register_noop<kernels::MeanFwdInterface>("MeanFwdOp");
+    register_noop<kernels::AmaxFwdInterface>("AmaxFwdOp");
     register_noop<kernels::AddFwdInterface>("AddFwdOp");
     register_noop<kernels::MulFwdInterface>("MulFwdOp");
     register_noop<kernels::AlibiFwdInterface>("AlibiFwdOp");
@@ -111,6 +115,28 @@ void BM_Family_Reduction_Sum(benchmark::State& st) {
   time_calls(st, op, bf16({1}), bf16({1, 4096}));
 }
 BENCHMARK(BM_Family_Reduction_Sum);
+
+void BM_Family_Reduction_LogSoftmax(benchmark::State& st) {
+  force_noop_kernels();
+  LogSoftmaxFwdOp op;
+  time_calls(st, op, bf16({1, 4096}), bf16({1, 4096}));
+}
+BENCHMARK(BM_Family_Reduction_LogSoftmax);
+
+void BM_Family_Reduction_Mean(benchmark::State& st) {
+  force_noop_kernels();
+  MeanFwdOp op(Shape{-1});
+  time_calls(st, op, bf16({1}), bf16({1, 4096}));
+}
+BENCHMARK(BM_Family_Reduction_Mean);
+
+// FP8 per-token scaling: the row amax kept as a column.
+void BM_Family_Reduction_Amax(benchmark::State& st) {
+  force_noop_kernels();
+  AmaxFwdOp op(Shape{-1}, true);
+  time_calls(st, op, bf16({1, 1}), bf16({1, 4096}));
+}
+BENCHMARK(BM_Family_Reduction_Amax);
 
 // The libtorch comparison's case: float32 [1, 8] + [1, 8], out given.
 void BM_Family_Elementwise_Add(benchmark::State& st) {

@@ -47,30 +47,6 @@ constexpr T from_float(float value) noexcept {
   return T(value);
 }
 
-// Float32 sum of term(i) for i in [0, n), cascaded: kLanes independent partial sums within each
-// block of kBlock terms, then the block totals. A single running float sum loses about
-// log2(n) bits on long rows of same-signed terms (a mean, a sum of squares); this keeps the
-// error near that of one block, as torch's cascade sum does, and the lanes vectorise.
-template <class Term>
-float cascade_sum(std::int64_t n, const Term& term) {
-  constexpr std::int64_t kLanes = 8;
-  constexpr std::int64_t kBlock = 1024;
-  float total = 0.0f;
-  for (std::int64_t start = 0; start < n; start += kBlock) {
-    const std::int64_t end = start + kBlock < n ? start + kBlock : n;
-    float lanes[kLanes] = {};
-    std::int64_t i = start;
-    for (; i + kLanes <= end; i += kLanes) {
-      for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += term(i + l);
-    }
-    for (; i < end; ++i) lanes[i % kLanes] += term(i);
-    float block = 0.0f;
-    for (float lane : lanes) block += lane;
-    total += block;
-  }
-  return total;
-}
-
 [[noreturn]] inline void unsupported_dtype(std::string_view kernel, std::string_view tensor,
                                            DType dtype, std::string_view expected) {
   throw CheckError(std::string(kernel) + ": " + std::string(tensor) + " has dtype " +

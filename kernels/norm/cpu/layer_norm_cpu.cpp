@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/cpu/cascade.hpp"
 #include "kernels/common/cpu/cpu_kernel_support.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
 

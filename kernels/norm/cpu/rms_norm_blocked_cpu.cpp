@@ -4,19 +4,19 @@
 // Widening float16/bfloat16 to float is a bit-manipulation routine per element, and a single
 // float accumulator is a loop-carried dependency, so the row-wise kernel neither vectorises nor
 // pipelines. Here each narrow row is widened once into a float scratch row (float rows are read
-// in place). Pass 1 squares the float row into kLanes independent partial sums, a layout the
-// compiler vectorises without -ffast-math because the reassociation is written out; pass 2
-// scales the float row by the reciprocal root and by a float copy of the weight made once per
-// call. Rows are handed out in blocks so that one scratch row serves several rows of a thread.
-// The lanes also make the sum more accurate than one running accumulator (each lane adds
-// n / kLanes terms).
+// in place). Pass 1 sums the squares of the float row with the CPU kernels' cascade (see
+// Note [Cascade summation]): independent lanes, a layout the compiler vectorises without
+// -ffast-math because the reassociation is written out, and blocks combined pairwise, so the sum
+// stays accurate on long rows. Pass 2 scales the float row by the reciprocal root and by a float
+// copy of the weight made once per call. Rows are handed out in blocks so that one scratch row
+// serves several rows of a thread.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/cpu/cascade.hpp"
 #include "kernels/common/cpu/cpu_kernel_support.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
 
@@ -26,22 +26,11 @@ namespace {
 using detail::from_float;
 using detail::to_float;
 
-inline constexpr std::int64_t kLanes = 16;
 // Elements per block of rows: enough work per task to amortise the scratch allocation.
 inline constexpr std::int64_t kBlockElements = std::int64_t{1} << 16;
 
 float sum_of_squares(const float* row, std::int64_t n) {
-  std::array<float, kLanes> lanes{};
-  const std::int64_t full = n - n % kLanes;
-  for (std::int64_t i = 0; i < full; i += kLanes) {
-    for (std::int64_t l = 0; l < kLanes; ++l) lanes[l] += row[i + l] * row[i + l];
-  }
-  for (std::int64_t i = full; i < n; ++i) lanes[i - full] += row[i] * row[i];
-  // Pairwise combination of the lanes.
-  for (std::int64_t width = kLanes / 2; width > 0; width /= 2) {
-    for (std::int64_t l = 0; l < width; ++l) lanes[l] += lanes[l + width];
-  }
-  return lanes[0];
+  return detail::cascade_sum(n, [row](std::int64_t i) { return row[i] * row[i]; });
 }
 
 template <class T>

@@ -1,7 +1,9 @@
-// rms_norm_rowwise and fused_add_rms_norm: one straightforward pass per row.
+// rms_norm_rowwise and fused_add_rms_norm: one straightforward pass per row (the sum of squares
+// cascaded, Note [Cascade summation]).
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/cpu/cascade.hpp"
 #include "kernels/common/cpu/cpu_kernel_support.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
 
@@ -15,11 +17,10 @@ using detail::to_float;
 // fused_add_rms_norm, which hands it the freshly stored residual row.
 template <class T>
 void rms_norm_row(const T* x, const T* weight, float eps, std::int64_t n, T* out) {
-  float sum_sq = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) {
+  const float sum_sq = detail::cascade_sum(n, [x](std::int64_t i) {
     const float v = to_float(x[i]);
-    sum_sq += v * v;
-  }
+    return v * v;
+  });
   const float inv_rms = 1.0f / std::sqrt(sum_sq / static_cast<float>(n) + eps);
   if (weight == nullptr) {
     for (std::int64_t i = 0; i < n; ++i) out[i] = from_float<T>(to_float(x[i]) * inv_rms);

@@ -17,6 +17,15 @@ class SoftmaxCpuKernel final : public CpuKernel<SoftmaxCpuKernel, SoftmaxFwdInte
   }
 };
 
+class LogSoftmaxCpuKernel final : public CpuKernel<LogSoftmaxCpuKernel, LogSoftmaxFwdInterface> {
+ public:
+  using CpuKernel::CpuKernel;
+  static constexpr bool general = true;
+  void forward(const KernelContext&, const Tensor& x, std::int64_t dim, Tensor& out) override {
+    log_softmax(x, dim, out);
+  }
+};
+
 class SumCpuKernel final : public CpuKernel<SumCpuKernel, SumFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
@@ -24,6 +33,26 @@ class SumCpuKernel final : public CpuKernel<SumCpuKernel, SumFwdInterface> {
   void forward(const KernelContext&, const Tensor& x, const std::vector<bool>& reduced,
                Tensor& out) override {
     sum(x, reduced, out);
+  }
+};
+
+class MeanCpuKernel final : public CpuKernel<MeanCpuKernel, MeanFwdInterface> {
+ public:
+  using CpuKernel::CpuKernel;
+  static constexpr bool general = true;
+  void forward(const KernelContext&, const Tensor& x, const std::vector<bool>& reduced,
+               Tensor& out) override {
+    mean(x, reduced, out);
+  }
+};
+
+class AmaxCpuKernel final : public CpuKernel<AmaxCpuKernel, AmaxFwdInterface> {
+ public:
+  using CpuKernel::CpuKernel;
+  static constexpr bool general = true;
+  void forward(const KernelContext&, const Tensor& x, const std::vector<bool>& reduced,
+               Tensor& out) override {
+    amax(x, reduced, out);
   }
 };
 
