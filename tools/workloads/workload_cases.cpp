@@ -57,11 +57,15 @@ std::vector<std::string> axis_params(const manifest::Entry& entry) {
   return names;
 }
 
-// One shrinking step towards `max_elems`; false when nothing is left to shrink.
-bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t size,
-                 std::int64_t max_elems) {
-  // Shape indices of the largest rank shrink together, axis by axis from the leading one, so that
-  // shapes that must agree (a + b of one shape) keep agreeing and broadcast partners stay valid.
+// The rows one shrinking step towards `max_elems` gives, most preferred first (scaled_cases takes
+// the first the signature accepts; none when nothing is left to shrink): the Shape indices of the
+// largest rank together, on one axis, from the leading one; then each Dim index or int param that
+// sizes a tensor axis halved, the longest first.
+std::vector<WorkloadRow> shrink_steps(const manifest::Entry& entry, const WorkloadRow& row,
+                                      std::int64_t size, std::int64_t max_elems) {
+  std::vector<WorkloadRow> steps;
+  // Shape indices of the largest rank shrink together, so that shapes that must agree (a + b of
+  // one shape) keep agreeing and broadcast partners stay valid.
   std::size_t rank = 0;
   for (const auto& [name, v] : row.indices)
     if (v.is_int_list()) rank = std::max(rank, v.as_int_list().size());
@@ -80,34 +84,49 @@ bool shrink_step(const manifest::Entry& entry, WorkloadRow& row, std::int64_t si
     const double ratio = static_cast<double>(max_elems) / static_cast<double>(size);
     const std::int64_t target = std::clamp<std::int64_t>(
         static_cast<std::int64_t>(static_cast<double>(longest) * ratio), 1, longest - 1);
-    for (auto& [name, v] : row.indices) {
+    WorkloadRow& step = steps.emplace_back(row);
+    for (auto& [name, v] : step.indices) {
       if (!v.is_int_list() || v.as_int_list().size() != rank) continue;
       Shape s = v.as_int_list();
       s[a] = std::min(s[a], target);
       v = Value(std::move(s));
     }
-    return true;
   }
-  // Then Dim indices and int params that size a tensor axis: halve the longest.
-  const std::vector<std::string> params = axis_params(entry);
-  Value* longest = nullptr;
-  std::string param_name;
-  for (auto& [name, v] : row.indices)
-    if (v.is_int() && v.as_int() > 1 && (!longest || v.as_int() > longest->as_int())) longest = &v;
-  for (const auto& [name, v] : row.params)
-    if (std::find(params.begin(), params.end(), name) != params.end() && v.is_int() &&
-        v.as_int() > 1 && (!longest || v.as_int() > longest->as_int()) &&
-        (param_name.empty() || v.as_int() > row.params.at(param_name).as_int()))
-      param_name = name;
-  if (!param_name.empty()) {
-    row.params.set(param_name, Value(row.params.at(param_name).as_int() / 2));
-    return true;
+  // Then Dim indices and int params that size a tensor axis, longest first (a Dim before a param
+  // of the same length).
+  struct Length {
+    std::string name;
+    bool param = false;
+    std::int64_t value = 0;
+  };
+  std::vector<Length> lengths;
+  for (const auto& [name, v] : row.indices)
+    if (v.is_int() && v.as_int() > 1) lengths.push_back({name, false, v.as_int()});
+  for (const std::string& name : axis_params(entry))
+    if (const Value* v = row.params.find(name); v && v->is_int() && v->as_int() > 1)
+      lengths.push_back({name, true, v->as_int()});
+  std::stable_sort(lengths.begin(), lengths.end(),
+                   [](const Length& a, const Length& b) { return a.value > b.value; });
+  for (const Length& length : lengths) {
+    WorkloadRow& step = steps.emplace_back(row);
+    if (length.param) {
+      step.params.set(length.name, Value(length.value / 2));
+      continue;
+    }
+    for (auto& [name, v] : step.indices)
+      if (name == length.name) v = Value(length.value / 2);
   }
-  if (longest) {
-    *longest = Value(longest->as_int() / 2);
+  return steps;
+}
+
+// Whether the signature accepts every case (its outputs infer on meta tensors).
+bool accepted(const manifest::SignaturePlan& plan, const std::vector<WorkloadCase>& cases) {
+  try {
+    for (const WorkloadCase& c : cases) infer_outputs(plan, c);
     return true;
+  } catch (const Error&) {
+    return false;
   }
-  return false;
 }
 
 std::string scale_note(const WorkloadRow& from, const WorkloadRow& to, std::int64_t before,
@@ -157,13 +176,26 @@ std::vector<ScaledCase> scaled_cases(const manifest::SignaturePlan& plan, const 
   std::vector<WorkloadCase> cases = manifest::instantiate_workload(plan, scaled);
   const std::int64_t original = largest_elems(plan, cases);
   std::int64_t size = original;
+  // A step must keep the shape rules (halving D of a rotary embedding may break R <= D), checked
+  // when the row's own cases infer (one whose outputs need a device is sized by its inputs).
+  const bool check_rules = accepted(plan, cases);
   for (int step = 0; max_elems > 0 && size > max_elems && step < 200; ++step) {
-    WorkloadRow next = scaled;
-    if (!shrink_step(plan.entry(), next, size, max_elems)) break;
-    std::vector<WorkloadCase> next_cases = manifest::instantiate_workload(plan, next);
-    scaled = std::move(next);
-    cases = std::move(next_cases);
-    size = largest_elems(plan, cases);
+    bool shrunk = false;
+    for (WorkloadRow& next : shrink_steps(plan.entry(), scaled, size, max_elems)) {
+      std::vector<WorkloadCase> next_cases;
+      try {
+        next_cases = manifest::instantiate_workload(plan, next);
+      } catch (const CheckError&) {
+        continue;
+      }
+      if (check_rules && !accepted(plan, next_cases)) continue;
+      scaled = std::move(next);
+      cases = std::move(next_cases);
+      size = largest_elems(plan, cases);
+      shrunk = true;
+      break;
+    }
+    if (!shrunk) break;
   }
   std::string note = size == original ? std::string() : scale_note(row, scaled, original, size);
   std::vector<ScaledCase> out;
