@@ -41,8 +41,9 @@ std::vector<double> broadcast_binary(const std::vector<double>& a, const Shape& 
   auto dim_of = [rank](const Shape& s, std::size_t axis) {
     return axis + s.size() < rank ? 1 : s[axis + s.size() - rank];
   };
+  // An axis of length 1 takes the other's length, 0 included (max would turn [0] + [1] into [1]).
   for (std::size_t axis = 0; axis < rank; ++axis)
-    out[axis] = std::max(dim_of(sa, axis), dim_of(sb, axis));
+    out[axis] = dim_of(sa, axis) == 1 ? dim_of(sb, axis) : dim_of(sa, axis);
   std::vector<double> y(static_cast<std::size_t>(out.numel()));
   if (scale) scale->assign(y.size(), 0.0);
   std::vector<std::int64_t> index(rank, 0);

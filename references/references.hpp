@@ -58,6 +58,7 @@ std::vector<std::string> ops_with_references();
 //   atol      1e-6 (float32), 1e-5 (float16, bfloat16: float16 subnormals are 6e-8 apart, and
 //             values that cancel to near 0 keep the float32 error of their inputs' size);
 //   integers  exact.
+// A NaN or infinite expected value is matched only by the same value.
 struct Tolerance {
   double rtol = 0;
   double atol = 0;

@@ -1,61 +1,30 @@
-// Workload cases for the CLI: picking a case of a manifest workload row, scaling it down to a
-// size this machine runs quickly, the device it runs on, and random inputs for it.
+// The CLI's side of workload cases: where it runs them and how large they may be. Instantiating,
+// scaling and filling the cases is the tileops_workloads library's (tools/workloads/), which the
+// tests share.
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <optional>
-#include <string>
-#include <string_view>
-#include <vector>
 
 #include "tileops/core/device.hpp"
-#include "tileops/core/tensor.hpp"
-#include "tileops/manifest/manifest.hpp"
-#include "tileops/manifest/signature_plan.hpp"
-#include "tileops/manifest/workload.hpp"
+#include "workload_cases.hpp"
 
 namespace tileops::cli {
 
+using workloads::cannot_run_reason;
+using workloads::entry_of;
+using workloads::pick_case;
+using workloads::plan_of;
+using workloads::random_inputs;
+using workloads::retarget_device_param;
+using workloads::scaled_cases;
+using workloads::ScaledCase;
+
 // The default element budget per tensor for CPU runs (inputs and outputs alike).
 inline constexpr std::int64_t kDefaultMaxElems = std::int64_t{1} << 22;
-
-// The builtin manifest's entry `op`; CheckError naming the op when there is none.
-std::shared_ptr<const manifest::Entry> entry_of(std::string_view op);
-// The signature plan of an entry: the registered class's (shared), else compiled here.
-std::shared_ptr<const manifest::SignaturePlan> plan_of(
-    const std::shared_ptr<const manifest::Entry>& entry);
-
-// One instantiated case of a workload row, possibly scaled down.
-struct ScaledCase {
-  const manifest::WorkloadRow* row = nullptr;
-  manifest::WorkloadCase wcase;
-  std::int64_t largest_elems = 0;  // elements of the largest tensor (input or output) of the case
-  std::string scale_note;          // "" when run at the manifest's size, else what was shrunk
-};
-
-// Every case of `row`, each scaled (leading axes first, then int params that size outputs) until no
-// tensor holds more than `max_elems` elements; max_elems <= 0 disables scaling.
-std::vector<ScaledCase> scaled_cases(const manifest::SignaturePlan& plan,
-                                     const manifest::WorkloadRow& row, std::int64_t max_elems);
-// The case of the row labelled `label` (first row when empty) whose id contains `dtype` as a
-// '-'-separated part (first case when empty). CheckError listing the choices when none matches.
-ScaledCase pick_case(const manifest::SignaturePlan& plan, const std::string& label,
-                     const std::string& dtype, std::int64_t max_elems);
 
 // Note [CLI device choice]: the one place that decides where the CLI runs ops. The best device
 // present is the accelerator's current device when the process has one (a CUDA build), else the
 // CPU. Everything device-specific (input upload, timing, ceilings) keys off this choice.
 Device choose_device();
-
-// Why the case cannot run on `device` (a `device` param naming another device type), or nullopt.
-std::optional<std::string> cannot_run_reason(const manifest::WorkloadCase& wcase, Device device);
-// Points a `device` str param of the case at `device`; returns a note when it changed anything.
-std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, Device device);
-
-// Random inputs for the case, on `device`: floats standard normal and never zero after rounding
-// to their dtype, integers uniform in [0, 8], bools uniform.
-std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& wcase, Device device,
-                                                 std::uint64_t seed);
 
 }  // namespace tileops::cli

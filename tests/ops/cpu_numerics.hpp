@@ -1,18 +1,12 @@
 // Helpers for the numerics tests of the CPU reference kernels: random inputs, poisoned outputs,
-// float64 read-back and dtype-aware comparison. Only core types are used here; the oracles live
-// in each test file and never call kernel code.
+// float64 read-back and dtype-aware comparison. The oracles are the float64 references
+// (references/: norm.hpp, elementwise.hpp, ...), which never call kernel code.
 //
 // Note [CPU kernel tolerances]
-// A kernel computes in float32 and rounds once to T; the oracle computes in float64 from the
-// same (T-rounded) inputs. Allowed |got - want| <= rtol * |want| + atol, with
-//   float32   rtol 1e-5      float32 arithmetic and accumulation error (a few ulp, 2^-23 each,
-//                            growing with the length of a sum)
-//   float16   rtol 2^-10     one ulp of T: the float32 result may sit on the other side of a
-//   bfloat16  rtol 2^-7      rounding boundary than the exact value, so one T ulp, not half
-//   atol      1e-6 (float32), 1e-5 (float16, bfloat16: float16 subnormals are 6e-8 apart,
-//             and values that cancel to near 0 keep the float32 error of their inputs' size).
-// Ops whose error scales with input magnitudes rather than the result (sums, adds that cancel)
-// widen atol in their own test, saying why.
+// The tolerances are the references' (Note [Tolerances] in references/references.hpp): a kernel
+// computes in float32 and rounds once to T, the reference computes in float64 from the same
+// (T-rounded) inputs. Ops whose error scales with input magnitudes rather than the result (sums,
+// adds that cancel) widen atol in their own test, saying why.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -27,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "references.hpp"
 #include "tileops/core/dtype.hpp"
 #include "tileops/core/numeric.hpp"
 #include "tileops/core/shape.hpp"
@@ -36,21 +31,8 @@ namespace tileops::test_cpu {
 
 inline const DType kFloatDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32};
 
-struct Tolerance {
-  double rtol;
-  double atol;
-};
-
-inline Tolerance tolerance_for(DType dtype) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return {std::ldexp(1.0, -10), 1e-5};
-    case DType::kBFloat16:
-      return {std::ldexp(1.0, -7), 1e-5};
-    default:
-      return {1e-5, 1e-6};
-  }
-}
+using Tolerance = references::Tolerance;
+inline Tolerance tolerance_for(DType dtype) { return references::tolerance(dtype); }
 
 // Elements of t as doubles (exact for every float dtype here).
 inline std::vector<double> to_doubles(const Tensor& t) {

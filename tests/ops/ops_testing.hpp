@@ -1,6 +1,7 @@
-// Helpers for the tests of the ops through the framework (test_*_ops.cpp): strided read-back,
-// non-contiguous random inputs, CUDA descriptors over host memory and typed-error checks. The
-// float64 oracles live in each test file; the comparison helpers come from cpu_numerics.hpp.
+// Helpers for the tests of the ops through the framework (test_*_ops.cpp and the generic suite):
+// strided read-back, non-contiguous random inputs, CUDA descriptors over host memory and
+// typed-error checks. The float64 oracles are the references (references/); the comparison
+// helpers come from cpu_numerics.hpp.
 #pragma once
 
 #include <gtest/gtest.h>

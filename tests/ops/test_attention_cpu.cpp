@@ -1,11 +1,12 @@
-// The CPU ALiBi kernel against the formula pinned in manifest/attention.yaml, evaluated here in
-// float64 and checked exactly in float32.
+// The CPU ALiBi kernel against the slopes of the float64 reference (references/attention.hpp),
+// checked exactly in float32.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "attention.hpp"
 #include "cpu_numerics.hpp"
 #include "kernels/attention/cpu/attention_cpu.hpp"
 
@@ -13,22 +14,6 @@ namespace tileops::test_cpu {
 namespace {
 
 namespace k = kernels::cpu;
-
-// The paper's construction (HF BLOOM's build_alibi_tensor), written independently of the kernel:
-// m = closest power of two <= H; the first m slopes are base^1..base^m with base = 2^(-8/m);
-// the remaining H - m are the odd powers of extra_base = 2^(-4/m), i.e. of the 2m-head sequence.
-std::vector<double> oracle_slopes(std::int64_t heads) {
-  std::int64_t m = 1;
-  while (m * 2 <= heads) m *= 2;
-  std::vector<double> slopes;
-  const double base = std::pow(2.0, -8.0 / static_cast<double>(m));
-  for (std::int64_t p = 1; p <= m; ++p) slopes.push_back(std::pow(base, static_cast<double>(p)));
-  const double extra_base = std::pow(2.0, -4.0 / static_cast<double>(m));
-  for (std::int64_t p = 1; static_cast<std::int64_t>(slopes.size()) < heads; p += 2) {
-    slopes.push_back(std::pow(extra_base, static_cast<double>(p)));
-  }
-  return slopes;
-}
 
 // The kernel's documented float32 result: the slope rounded to float, times (j - i) in float.
 float expected_value(double slope, std::int64_t i, std::int64_t j) {
@@ -46,7 +31,7 @@ TEST(AttentionCpu, AlibiSlopesForPowerOfTwoAndOtherHeadCounts) {
   EXPECT_EQ(k::alibi_slope(12, 10), 0.17677669f);
   EXPECT_EQ(k::alibi_slope(12, 11), 0.088388346f);
   for (std::int64_t heads : {1, 2, 3, 5, 8, 12, 32, 112}) {
-    const std::vector<double> slopes = oracle_slopes(heads);
+    const std::vector<double> slopes = references::alibi_slopes(heads);
     for (std::int64_t h = 0; h < heads; ++h) {
       EXPECT_EQ(k::alibi_slope(heads, h), static_cast<float>(slopes[h])) << heads << " " << h;
     }
@@ -58,7 +43,7 @@ TEST(AttentionCpu, AlibiFloat32ValuesAreExact) {
     const std::int64_t seq = 33;
     Tensor out = poisoned_tensor({heads, seq, seq}, DType::kFloat32);
     k::alibi(heads, seq, out);
-    const std::vector<double> slopes = oracle_slopes(heads);
+    const std::vector<double> slopes = references::alibi_slopes(heads);
     const float* values = out.data<const float>();
     for (std::int64_t h = 0; h < heads; ++h) {
       for (std::int64_t i = 0; i < seq; ++i) {
@@ -86,7 +71,7 @@ TEST(AttentionCpu, AlibiNarrowDTypesRoundTheFloat32Value) {
     const std::int64_t seq = 40;
     Tensor out = poisoned_tensor({heads, seq, seq}, dtype);
     k::alibi(heads, seq, out);
-    const std::vector<double> slopes = oracle_slopes(heads);
+    const std::vector<double> slopes = references::alibi_slopes(heads);
     std::vector<double> want;
     Tensor rounded = Tensor::empty({1}, dtype);
     for (std::int64_t h = 0; h < heads; ++h) {

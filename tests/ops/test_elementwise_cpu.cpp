@@ -1,5 +1,6 @@
-// Numerics of the CPU elementwise kernels against float64 (and exact integer) oracles written
-// here (tolerances: Note [CPU kernel tolerances] in cpu_numerics.hpp).
+// Numerics of the CPU elementwise kernels against the float64 references (references/
+// elementwise.hpp) and exact integer arithmetic written here (tolerances: Note [CPU kernel
+// tolerances] in cpu_numerics.hpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "cpu_numerics.hpp"
+#include "elementwise.hpp"
 #include "kernels/elementwise/cpu/elementwise_cpu.hpp"
 #include "tileops/core/error.hpp"
 
@@ -80,18 +82,16 @@ void check_float(BinaryOp op, const Shape& as, const Shape& bs, DType dtype, dou
   } else {
     k::mul(a, b, out);
   }
-  const std::vector<double> ad = to_doubles(a);
-  const std::vector<double> bd = to_doubles(b);
-  std::vector<double> want(static_cast<std::size_t>(os.numel()));
   // a + alpha * b rounds alpha * b in float32 before the add, an error of the size of the
   // terms, not of the (possibly cancelling) result.
-  std::vector<double> atol(want.size());
-  for (std::size_t e = 0; e < want.size(); ++e) {
-    const double x = ad[source_index(static_cast<std::int64_t>(e), os, as)];
-    const double y = bd[source_index(static_cast<std::int64_t>(e), os, bs)];
-    want[e] = op == BinaryOp::kAdd ? x + alpha * y : x * y;
-    atol[e] = op == BinaryOp::kAdd ? 2e-7 * (std::abs(x) + std::abs(alpha * y)) : 0.0;
-  }
+  std::vector<double> atol;
+  const std::vector<double> want = references::broadcast_binary(
+      to_doubles(a), as, to_doubles(b), bs,
+      [&](double x, double y) { return op == BinaryOp::kAdd ? x + alpha * y : x * y; },
+      [&](double x, double y) {
+        return op == BinaryOp::kAdd ? 2e-7 * (std::abs(x) + std::abs(alpha * y)) : 0.0;
+      },
+      &atol);
   EXPECT_TRUE(all_close(to_doubles(out), want, tolerance_for(dtype), atol));
 }
 

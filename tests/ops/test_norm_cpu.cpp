@@ -1,5 +1,5 @@
-// Numerics of the CPU norm kernels against float64 oracles written here
-// (tolerances: Note [CPU kernel tolerances] in cpu_numerics.hpp).
+// Numerics of the CPU norm kernels against the float64 references (references/norm.hpp;
+// tolerances: Note [CPU kernel tolerances] in cpu_numerics.hpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "cpu_numerics.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
-#include "norm_oracles.hpp"
+#include "norm.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/ops/defaults.hpp"
 
@@ -21,9 +21,6 @@ namespace k = kernels::cpu;
 // Normalized sizes: 1 (the row is its own RMS), odd small sizes, and long odd rows that leave a
 // tail after the blocked kernel's lanes.
 const std::int64_t kSizes[] = {1, 3, 7, 33, 1000, 4097};
-
-using test_oracles::layer_norm_oracle;
-using test_oracles::rms_norm_oracle;
 
 using RmsNormKernel =
     std::function<void(const Tensor&, const Tensor*, double, std::int64_t, Tensor&)>;
@@ -37,7 +34,7 @@ void check_rms_norm(const RmsNormKernel& kernel, const Shape& shape, std::int64_
   kernel(x, with_weight ? &w : nullptr, eps, n, out);
   const std::vector<double> wd = to_doubles(w);
   EXPECT_TRUE(all_close(to_doubles(out),
-                        rms_norm_oracle(to_doubles(x), with_weight ? &wd : nullptr, eps, n),
+                        references::rms_norm(to_doubles(x), with_weight ? &wd : nullptr, n, eps),
                         tolerance_for(dtype)));
 }
 
@@ -67,7 +64,7 @@ TEST(NormCpu, RmsNormEpsDominatesTinyRows) {
     const Tensor x = random_tensor({3, 1000}, DType::kFloat32, 7, 1e-4);
     Tensor out = poisoned_tensor({3, 1000}, DType::kFloat32);
     kernel(x, nullptr, 1e-6, 1000, out);
-    EXPECT_TRUE(all_close(to_doubles(out), rms_norm_oracle(to_doubles(x), nullptr, 1e-6, 1000),
+    EXPECT_TRUE(all_close(to_doubles(out), references::rms_norm(to_doubles(x), nullptr, 1000, 1e-6),
                           tolerance_for(DType::kFloat32)));
   }
 }
@@ -107,8 +104,8 @@ TEST(NormCpu, LayerNormMatchesOracle) {
         const std::vector<double> bd = to_doubles(b);
         // n == 1: x - mean is exactly 0, so the output is the bias (or 0).
         EXPECT_TRUE(all_close(to_doubles(out),
-                              layer_norm_oracle(to_doubles(x), with_weight ? &wd : nullptr,
-                                                with_bias ? &bd : nullptr, 1e-5, n),
+                              references::layer_norm(to_doubles(x), with_weight ? &wd : nullptr,
+                                                     with_bias ? &bd : nullptr, n, 1e-5),
                               tolerance_for(dtype)));
       }
     }
@@ -140,17 +137,14 @@ TEST(NormCpu, FusedAddRmsNormWritesResidualAndNormalizesIt) {
       // The stored residual is x + residual rounded to T. The double sum of two T values is
       // exact, so rounding it to T (via float32, as any float-computing kernel does) is the only
       // rounding: the residual must match bit for bit.
-      Tensor sum_t = Tensor::empty(shape, dtype);
-      auto* sum_bytes = static_cast<unsigned char*>(sum_t.data_ptr());
-      for (std::size_t i = 0; i < xd.size(); ++i) {
-        store_from_double(dtype, xd[i] + rd[i], sum_bytes + i * sum_t.itemsize());
-      }
-      const std::vector<double> want_residual = to_doubles(sum_t);
+      std::vector<double> want_residual(xd.size());
+      for (std::size_t i = 0; i < xd.size(); ++i)
+        want_residual[i] = references::round_to(dtype, xd[i] + rd[i]);
       EXPECT_TRUE(all_close(to_doubles(residual), want_residual, {0.0, 0.0}));
 
       const std::vector<double> wd = to_doubles(w);
       EXPECT_TRUE(all_close(to_doubles(out),
-                            rms_norm_oracle(want_residual, &wd, kDefaultNormEps, n),
+                            references::rms_norm(want_residual, &wd, n, kDefaultNormEps),
                             tolerance_for(dtype)));
     }
   }
