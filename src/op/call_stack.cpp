@@ -17,6 +17,12 @@ void CallFrame::pop() noexcept {
   if (!stack.empty() && stack.back() == this) stack.pop_back();
 }
 
+const Op* CallFrame::enclosing_op() const noexcept {
+  for (std::size_t i = stack.size(); i-- > 0;)
+    if (stack[i] == this) return i > 0 ? stack[i - 1]->op_ : nullptr;
+  return nullptr;
+}
+
 void CallFrame::complete(std::shared_ptr<const manifest::SignatureCall> record) {
   pop();
   if (!stack.empty()) stack.back()->sub_calls_.emplace_back(op_, std::move(record));

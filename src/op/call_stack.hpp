@@ -27,6 +27,8 @@ class CallFrame {
   }
   // Pops this frame and reports the completed call to the enclosing frame, if any.
   void complete(std::shared_ptr<const manifest::SignatureCall> record);
+  // The op whose call encloses this one on this thread (a composite running its stages), or null.
+  const Op* enclosing_op() const noexcept;
 
  private:
   void pop() noexcept;

@@ -93,6 +93,7 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     // Table 6: undo the target selection this call made; last_call stays.
     if (bound_here) reset_binding();
     if (filling) records_->give_back(std::move(filling));
+    if (const Op* parent = frame.enclosing_op()) parent->rethrow_in_stage(*this);
     throw;
   }
 }

@@ -47,3 +47,54 @@ std::vector<std::shared_ptr<Op>> Op::held_delegates() const {
 }
 
 }  // namespace tileops
+
+namespace tileops {
+
+// Note [Errors inside a stage]: a sub-op's error names the sub-op ("AddFwdOp's in-tree kernels do
+// not run on cuda:0"), which tells a caller of the composite neither which op they called nor
+// where it failed. Each composite level the error passes through prefixes itself and the stage,
+// "ResidualRMSNormFwdOp: stage 'add': AddFwdOp's ...", keeping the error's type so that callers
+// catching OpNotAvailableError (or a Python mapping of it) still do.
+void Op::rethrow_in_stage(const Op& sub) const {
+  std::string stage;
+  {
+    std::lock_guard<std::mutex> lock(running_mutex_);
+    auto it = delegate_stages_.find(&sub);
+    if (it == delegate_stages_.end()) return;
+    stage = it->second;
+  }
+  const std::string prefix = fmt::format("{}: stage '{}': ", name(), stage);
+  try {
+    throw;
+  } catch (const CudaError& e) {
+    throw CudaError(prefix + e.what());
+  } catch (const DLPackError& e) {
+    throw DLPackError(prefix + e.what());
+  } catch (const RuntimeStateError& e) {
+    throw RuntimeStateError(prefix + e.what());
+  } catch (const SelectionError& e) {
+    throw SelectionError(prefix + e.what());
+  } catch (const OpNotAvailableError& e) {
+    throw OpNotAvailableError(prefix + e.what());
+  } catch (const AmbiguousTargetError& e) {
+    throw AmbiguousTargetError(prefix + e.what());
+  } catch (const UnknownTargetError& e) {
+    throw UnknownTargetError(prefix + e.what());
+  } catch (const BackendError& e) {
+    throw BackendError(prefix + e.what());
+  } catch (const EvalError& e) {
+    throw EvalError(prefix + e.what());
+  } catch (const ManifestError& e) {
+    throw ManifestError(prefix + e.what());
+  } catch (const ContractError& e) {
+    throw ContractError(prefix + e.what());
+  } catch (const CheckError& e) {
+    throw CheckError(prefix + e.what());
+  } catch (const Error& e) {
+    throw Error(prefix + e.what());
+  } catch (...) {
+    return;  // not the library's: passes through unchanged
+  }
+}
+
+}  // namespace tileops

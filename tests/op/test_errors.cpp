@@ -292,5 +292,25 @@ TEST(Errors, DispatchLogPrintsSelectionsAndRefusals) {
                 "positive\n");
 }
 
+// Note [Errors inside a stage]: a sub-op's error reaches the composite's caller with its type,
+// prefixed with the composite and the stage it came from.
+TEST(Errors, AStageErrorNamesTheCompositeAndTheStage) {
+  const std::string name = unique_op("StageError");
+  ToyOp op(composite_class(name), {}, std::nullopt, [](ToyOp& self, const CallArgs& args) {
+    // The sub-op's x is [N]: a rank-2 tensor fails the sub-op's own check.
+    self.hold<ToySubOp>("second", Identity())(cpu({2, 2}));
+    return CallResult{self.output(args, 0)};
+  });
+  std::string message;
+  try {
+    op(cpu({4}));
+  } catch (const CheckError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message.rfind(name + ": stage 'second': ", 0), 0u) << message;
+  const std::string sub = op.held_delegates().at(0)->name();
+  EXPECT_NE(message.find("stage 'second': " + sub + ": "), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace tileops::optest

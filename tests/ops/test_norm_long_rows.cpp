@@ -1,5 +1,5 @@
 // Norms over rows of the Llama-3 vocabulary (128256 entries) against the float64 oracles of
-// norm_oracles.hpp, with PyTorch's tolerances (Note [Long-row tolerances] in long_rows.hpp):
+// references/norm.hpp, with PyTorch's tolerances (Note [Long-row tolerances] in long_rows.hpp):
 // normal(1, 1) inputs in every float dtype.
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 
 #include "kernels/norm/cpu/norm_cpu.hpp"
 #include "long_rows.hpp"
-#include "norm_oracles.hpp"
+#include "norm.hpp"
 #include "tileops/ops/defaults.hpp"
 
 namespace tileops::test_cpu {
@@ -30,8 +30,8 @@ void check_long_rms_norm(const RmsNormKernel& kernel) {
     Tensor out = poisoned_tensor(shape, dtype);
     kernel(x, &w, kDefaultNormEps, kVocabRow, out);
     const std::vector<double> wd = to_doubles(w);
-    EXPECT_TRUE(torch_close(
-        out, test_oracles::rms_norm_oracle(to_doubles(x), &wd, kDefaultNormEps, kVocabRow)));
+    EXPECT_TRUE(
+        torch_close(out, references::rms_norm(to_doubles(x), &wd, kVocabRow, kDefaultNormEps)));
   }
 }
 
@@ -51,8 +51,7 @@ TEST(NormLongRows, LayerNorm) {
     k::layer_norm(x, &w, &b, 1e-5, kVocabRow, out);
     const std::vector<double> wd = to_doubles(w);
     const std::vector<double> bd = to_doubles(b);
-    EXPECT_TRUE(torch_close(
-        out, test_oracles::layer_norm_oracle(to_doubles(x), &wd, &bd, 1e-5, kVocabRow)));
+    EXPECT_TRUE(torch_close(out, references::layer_norm(to_doubles(x), &wd, &bd, kVocabRow, 1e-5)));
   }
 }
 

@@ -216,6 +216,10 @@ class Op {
                     const ParamMap& params, std::type_index type);
 
   CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
+  // Called in a sub-op's handler: rethrows the library error in flight as the same type, its
+  // message prefixed with this composite and the stage that holds `sub`; returns for any other
+  // exception or an op this one does not hold (Note [Errors inside a stage]).
+  void rethrow_in_stage(const Op& sub) const;
   // Step 4 on the current binding, which it stores in `binding` (the call then runs on that one,
   // even if another thread resets the binding meanwhile). True when this call made the selection.
   bool bind_target(const manifest::SignatureCall& call, detail::Binding*& binding);
