@@ -68,8 +68,9 @@ std::vector<std::string> load_failures();
 // construction.
 void load_backend(const std::string& path);
 
-// The ABI version a shared-library backend must be built for.
-inline constexpr int kBackendAbiVersion = 2;
+// The ABI version a shared-library backend must be built for. 3: Kernel records the device its
+// entry was built for (tuning runs on it).
+inline constexpr int kBackendAbiVersion = 3;
 
 // What a shared-library backend registers through. Its methods stage the registrations; they
 // are published together when the registration function returns 0.
