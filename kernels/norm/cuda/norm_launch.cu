@@ -1,67 +1,33 @@
-// Instantiates the norm kernels (norm.cuh) and launches them.
+// Plans and launches the norm kernels (norm.cuh); norm_<op>.cu instantiate them, one file per op
+// so that the three compile in parallel.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <string>
 
 #include "cuda/check.hpp"
-#include "kernels/norm/cuda/norm.cuh"
+#include "kernels/norm/cuda/norm.cuh"  // NormParams
+#include "kernels/norm/cuda/norm_instances.hpp"
 #include "kernels/norm/cuda/norm_launch.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops::kernels::cuda {
 namespace {
 
-// Lanes per row of the warp path: 8 for rows of up to 8 * kNormVectorsPerLane vectors (Qwen's
-// 128-element head norms: four rows per warp), else 32.
-constexpr int kNarrowLanes = 8;
 constexpr int kWarpBlockThreads = 256;
 constexpr int kStreamThreads = 512;
 constexpr int kGeneralThreads = 256;
 
-template <NormKind K, class T>
-const void* kernel_for(NormPath path, int lanes) {
-  constexpr int kVpt = kNormVectorsPerLane;
-  switch (path) {
-    case NormPath::kWarp:
-      return lanes == kNarrowLanes
-                 ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, kNarrowLanes, kVpt>)
-                 : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
-    case NormPath::kBlock:
-      return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
-    case NormPath::kStreaming:
-      return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, Vec<T>::kSize>);
-    case NormPath::kGeneral:
-      return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, 1>);
-  }
-  return nullptr;
-}
-
-template <class T>
-const void* kernel_for(NormOp op, NormPath path, int lanes) {
+const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes) {
   switch (op) {
     case NormOp::kRMS:
-      return kernel_for<NormKind::kRMS, T>(path, lanes);
+      return rms_norm_kernel(path, dtype, lanes);
     case NormOp::kLayer:
-      return kernel_for<NormKind::kLayer, T>(path, lanes);
+      return layer_norm_kernel(path, dtype, lanes);
     case NormOp::kFusedAddRMS:
-      return kernel_for<NormKind::kFusedAddRMS, T>(path, lanes);
+      return fused_add_rms_norm_kernel(path, dtype, lanes);
   }
   return nullptr;
-}
-
-const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return kernel_for<__half>(op, path, lanes);
-    case DType::kBFloat16:
-      return kernel_for<__nv_bfloat16>(op, path, lanes);
-    case DType::kFloat32:
-      return kernel_for<float>(op, path, lanes);
-    default:
-      throw CheckError("norm (cuda): dtype " + std::string(dtype_name(dtype)) +
-                       " is not float16, bfloat16 or float32");
-  }
 }
 
 int round_up(std::int64_t value, int multiple) {
