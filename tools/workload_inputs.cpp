@@ -245,13 +245,8 @@ std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& w
         while (references::round_to(spec->dtype, v) == 0.0);
       store_from_double(spec->dtype, v, bytes + static_cast<std::size_t>(i) * item);
     }
-    if (device.is_cpu()) {
-      inputs.emplace_back(std::move(host));
-      continue;
-    }
-    // A device path adds its host-to-device copy here (Note [CLI device choice]).
-    throw OpNotAvailableError(fmt::format(
-        "tileops CLI: copying inputs to {} is not available in this build", device.str()));
+    // A device's inputs are made on the host and copied up (Note [CLI device choice]).
+    inputs.emplace_back(device.is_cpu() ? std::move(host) : host.to(device, spec->dtype));
   }
   return inputs;
 }
