@@ -43,16 +43,15 @@ struct NormParams {
   float eps = 0.0f;
 };
 
-// The row's statistics -> the factor and shift every element gets: y = x * scale + shift (before
-// the affine weight and bias), RMSNorm: scale = rsqrt(mean(x^2) + eps), shift 0; LayerNorm:
-// scale = rsqrt(var + eps), shift = -mean * scale.
+// The row's statistics as what every element gets before the affine weight and bias:
+// y = (x - mean) * scale. RMSNorm: mean 0, scale = rsqrt(mean(x^2) + eps); LayerNorm: the mean and
+// scale = rsqrt(var + eps). Centering before scaling keeps x close to a large mean exact.
 struct RowScale {
+  float mean;
   float scale;
-  float shift;
 };
 
-// ---- Registers: a row per group of kThreads lanes (kThreads <= 32) or per block (kThreads 0).
-// ----
+// ---- Registers: a row per group of kThreads lanes (kThreads <= 32), or per block (0). ----
 
 template <int kThreads>
 struct RowGroup {
@@ -145,7 +144,7 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
         }
       }
       const float rstd = rsqrtf(row_sum<kThreads>(centered, storage) * inv_n + p.eps);
-      rs = {rstd, -mean * rstd};
+      rs = {mean, rstd};
     } else {
       float squares = 0.0f;
 #pragma unroll
@@ -155,7 +154,7 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
           const float v = to_float(x[j].v[e]);
           squares += v * v;
         }
-      rs = {rsqrtf(row_sum<kThreads>(squares, storage) * inv_n + p.eps), 0.0f};
+      rs = {0.0f, rsqrtf(row_sum<kThreads>(squares, storage) * inv_n + p.eps)};
     }
 
     // The weight and bias are the same for every row: after the first row of a block they come
@@ -172,7 +171,7 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
       V y;
 #pragma unroll
       for (int e = 0; e < kN; ++e) {
-        float value = to_float(x[j].v[e]) * rs.scale + rs.shift;
+        float value = (to_float(x[j].v[e]) - rs.mean) * rs.scale;
         if (weight) value *= to_float(w.v[e]);
         if constexpr (kKind == NormKind::kLayer)
           if (bias) value += to_float(b.v[e]);
@@ -280,7 +279,7 @@ __global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
         }
       });
       const float rstd = rsqrtf(block_sum(centered, storage) * inv_n + p.eps);
-      rs = {rstd, -mean * rstd};
+      rs = {mean, rstd};
     } else if constexpr (kKind == NormKind::kFusedAddRMS) {
       T* residual = static_cast<T*>(p.residual) + offset;
       float squares = 0.0f;
@@ -295,7 +294,7 @@ __global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
         }
         r.store(residual + i * kN);
       });
-      rs = {rsqrtf(block_sum(squares, storage) * inv_n + p.eps), 0.0f};
+      rs = {0.0f, rsqrtf(block_sum(squares, storage) * inv_n + p.eps)};
     } else {
       float squares = 0.0f;
       for_each_access(count, [&](std::int64_t i) {
@@ -306,7 +305,7 @@ __global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
           squares += v * v;
         }
       });
-      rs = {rsqrtf(block_sum(squares, storage) * inv_n + p.eps), 0.0f};
+      rs = {0.0f, rsqrtf(block_sum(squares, storage) * inv_n + p.eps)};
     }
     // The last pass. The fused op normalises the residual it stored: the same thread reads back
     // the same elements it wrote, so program order makes the writes visible without a barrier.
@@ -322,7 +321,7 @@ __global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
       A y;
 #pragma unroll
       for (int e = 0; e < kN; ++e) {
-        float value = to_float(a.v[e]) * rs.scale + rs.shift;
+        float value = (to_float(a.v[e]) - rs.mean) * rs.scale;
         if (weight) value *= to_float(w.v[e]);
         if (bias) value += to_float(b.v[e]);
         y.v[e] = from_float<T>(value);
