@@ -68,6 +68,14 @@ struct RowGroup {
   }
 };
 
+// Hides a vector's value from the optimiser (Note [Packed rows]).
+template <class T>
+__device__ __forceinline__ void opaque(Vec<T>& v) {
+  auto* words = reinterpret_cast<unsigned*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(words[i]));
+}
+
 template <int kThreads>
 __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) {
   if constexpr (kThreads > 0) {
@@ -156,6 +164,10 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
         }
       rs = {0.0f, rsqrtf(row_sum<kThreads>(squares, storage) * inv_n + p.eps)};
     }
+    // Note [Packed rows]: only the packed row stays live across the reduction; without this the
+    // compiler keeps the float32 values of the first pass, twice the registers for 16-bit types.
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) opaque(x[j]);
 
     // The weight and bias are the same for every row: after the first row of a block they come
     // from L1, so they are read here rather than held in registers across the reduction.
