@@ -54,7 +54,8 @@ std::optional<std::string> cannot_run_reason(const manifest::WorkloadCase& wcase
 std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, Device device);
 
 // Random inputs for the case, on `device`: floats standard normal and never zero after rounding
-// to their dtype, integers uniform in [0, 8], bools uniform.
+// to their dtype, integers uniform in [0, 8], bools uniform; beyond 2^22 elements of a tensor the
+// values repeat.
 std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& wcase, Device device,
                                                  std::uint64_t seed);
 
