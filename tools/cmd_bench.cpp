@@ -1,13 +1,17 @@
 // `tileops bench`: the manifest's workloads on the best device present, with time, GB/s, TFLOP/s
 // from the op's own roofline and the fraction of the device's ceiling (PERFORMANCE.md, Method).
+// On a CUDA device the timing follows Note [CUDA bench] (bench_cuda.cpp); on the CPU, a host
+// clock around each call.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
+#include "bench_device.hpp"
 #include "commands.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/registry.hpp"
@@ -41,17 +45,14 @@ Ceiling measure_cpu_ceiling() {
 }
 
 Ceiling ceiling_of(Device device) {
-  if (device.is_cuda())
-    return {4.25e12, 783e12, "H200: 4.25 TB/s copy, 783 TFLOP/s bf16 (PERFORMANCE.md)"};
+  if (device.is_cuda()) {
+    const std::string name = cuda_device_name(device);
+    return {4.25e12, 783e12,
+            fmt::format("{}; ceilings of the H200: 4.25 TB/s copy, 783 TFLOP/s bf16 "
+                        "(PERFORMANCE.md)",
+                        name.empty() ? device.str() : name)};
+  }
   return measure_cpu_ceiling();
-}
-
-// Waits for the device's queued work; the CPU runs synchronously. A CUDA path synchronises its
-// stream here (and would time with events; Note [CLI device choice]).
-void synchronize(Device device) {
-  if (!device.is_cpu())
-    throw OpNotAvailableError(
-        fmt::format("bench: timing on {} is not available in this build", device.str()));
 }
 
 struct Row {
@@ -60,7 +61,26 @@ struct Row {
   std::int64_t flops = 0, bytes = 0;
   double gbps = 0.0, tflops = 0.0, fraction = 0.0;
   int repeat = 0;
+  // How it was timed, and what ran (CUDA: Note [CUDA bench]).
+  std::string method;
+  int calls_per_batch = 0, sets = 0;
+  std::int64_t working_set_bytes = 0;
+  std::vector<std::string> kernels;  // "Op.interface=key" of every entry the case built
+  // The case itself, for other harnesses (bench/torch_baseline.py) to run the same workload.
+  std::string inputs_json = "[]", params_json = "{}";
 };
+
+Row make_row(std::string op, std::string workload, std::string case_id, std::string device,
+             std::string status, std::string note) {
+  Row r;
+  r.op = std::move(op);
+  r.workload = std::move(workload);
+  r.case_id = std::move(case_id);
+  r.device = std::move(device);
+  r.status = std::move(status);
+  r.note = std::move(note);
+  return r;
+}
 
 std::string json_string(const std::string& s) {
   std::string out = "\"";
@@ -93,6 +113,66 @@ std::string json_string(const std::string& s) {
 
 std::string json_number(double v) { return std::isfinite(v) ? fmt::format("{:.6g}", v) : "null"; }
 
+std::string json_value(const Value& v) {
+  if (v.is_none()) return "null";
+  if (v.is_bool()) return v.as_bool() ? "true" : "false";
+  if (v.is_int()) return std::to_string(v.as_int());
+  if (v.is_float()) return fmt::format("{:.17g}", v.as_float());
+  if (v.is_str()) return json_string(v.as_str());
+  if (v.is_dtype()) return json_string(std::string(dtype_name(v.as_dtype())));
+  if (v.is_int_list()) {
+    std::string out = "[";
+    for (std::int64_t d : v.as_int_list()) out += (out.size() > 1 ? ", " : "") + std::to_string(d);
+    return out + "]";
+  }
+  if (v.is_float_list()) {
+    std::string out = "[";
+    for (double d : v.as_float_list())
+      out += (out.size() > 1 ? ", " : "") + fmt::format("{:.17g}", d);
+    return out + "]";
+  }
+  return json_string(v.repr());
+}
+
+std::string json_case_inputs(const manifest::Entry& entry, const manifest::WorkloadCase& wcase) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < wcase.inputs.size(); ++i) {
+    out += i ? ", " : "";
+    const auto& spec = wcase.inputs[i];
+    if (!spec) {
+      out += "null";
+      continue;
+    }
+    std::string shape = "[";
+    for (std::int64_t d : spec->shape) shape += (shape.size() > 1 ? ", " : "") + std::to_string(d);
+    out += fmt::format("{{\"name\": {}, \"shape\": {}], \"dtype\": {}}}",
+                       json_string(entry.inputs[i].name), shape,
+                       json_string(std::string(dtype_name(spec->dtype))));
+  }
+  return out + "]";
+}
+
+std::string json_params(const ParamMap& params) {
+  std::string out = "{";
+  for (const auto& [name, value] : params)
+    out += (out.size() > 1 ? ", " : "") + json_string(name) + ": " + json_value(value);
+  return out + "}";
+}
+
+std::string json_strings(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (const auto& s : items) out += (out.size() > 1 ? ", " : "") + json_string(s);
+  return out + "]";
+}
+
+// "Op.interface=key" of each entry the op and its held sub-ops built.
+void collect_kernels(const Op& op, std::vector<std::string>& out) {
+  for (const InterfaceDecl& i : op.op_class().interfaces())
+    for (const BuiltEntry& e : op.built_entries(i.name))
+      out.push_back(fmt::format("{}.{}={}", op.name(), i.name, e.key));
+  for (const auto& sub : op.held_delegates()) collect_kernels(*sub, out);
+}
+
 std::string to_json(const std::vector<Row>& rows, const Ceiling& ceiling) {
   std::string out = "[";
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -102,19 +182,25 @@ std::string to_json(const std::vector<Row>& rows, const Ceiling& ceiling) {
         "\"note\": {}, "
         "\"repeat\": {}, \"time_s\": {}, \"flops\": {}, \"bytes\": {}, \"gb_per_s\": {}, "
         "\"tflop_per_s\": {}, "
-        "\"fraction_of_ceiling\": {}, \"ceiling_bytes_per_s\": {}, \"ceiling_flop_per_s\": {}}}",
+        "\"fraction_of_ceiling\": {}, \"ceiling_bytes_per_s\": {}, \"ceiling_flop_per_s\": {}, "
+        "\"method\": {}, \"calls_per_batch\": {}, \"sets\": {}, \"working_set_bytes\": {}, "
+        "\"kernels\": {}, \"inputs\": {}, \"params\": {}}}",
         i ? "," : "", json_string(r.op), json_string(r.workload), json_string(r.case_id),
         json_string(r.device), json_string(r.status), json_string(r.note), r.repeat,
         json_number(r.seconds), r.flops, r.bytes, json_number(r.gbps), json_number(r.tflops),
         json_number(r.fraction), json_number(ceiling.bytes_per_s),
-        ceiling.flops_per_s > 0 ? json_number(ceiling.flops_per_s) : "null");
+        ceiling.flops_per_s > 0 ? json_number(ceiling.flops_per_s) : "null", json_string(r.method),
+        r.calls_per_batch, r.sets, r.working_set_bytes, json_strings(r.kernels), r.inputs_json,
+        r.params_json);
   }
   return out + "\n]\n";
 }
 
 Row bench_case(const std::string& op_name, ScaledCase& sc, Device device, const Ceiling& ceiling,
                const BenchOptions& options) {
-  Row row{op_name, sc.row->label, sc.wcase.id, device.str(), "ok", sc.scale_note};
+  Row row = make_row(op_name, sc.row->label, sc.wcase.id, device.str(), "ok", sc.scale_note);
+  row.inputs_json = json_case_inputs(*entry_of(op_name), sc.wcase);
+  row.params_json = json_params(sc.wcase.params);
   if (std::optional<std::string> reason = cannot_run_reason(sc.wcase, device)) {
     row.status = "skipped";
     row.note = *reason;
@@ -122,18 +208,32 @@ Row bench_case(const std::string& op_name, ScaledCase& sc, Device device, const 
   }
   std::shared_ptr<Op> op = make_op(op_name, sc.wcase.params);
   std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);
-  for (int i = 0; i < options.warmup; ++i) op->call(inputs);
-  synchronize(device);
-  std::vector<double> times;
-  for (int i = 0; i < std::max(1, options.repeat); ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    op->call(inputs);
-    synchronize(device);
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  if (device.is_cuda()) {
+    const DeviceTiming t =
+        time_on_cuda(*op, inputs, device, options.warmup, options.repeat, options.graph);
+    row.seconds = t.seconds;
+    row.repeat = t.batches;
+    row.method = t.method;
+    row.calls_per_batch = t.calls_per_batch;
+    row.sets = t.sets;
+    row.working_set_bytes = t.working_set_bytes;
+    if (!t.note.empty()) row.note += (row.note.empty() ? "" : "; ") + t.note;
+  } else {
+    for (int i = 0; i < options.warmup; ++i) op->call(inputs);
+    std::vector<double> times;
+    for (int i = 0; i < std::max(1, options.repeat); ++i) {
+      auto t0 = std::chrono::steady_clock::now();
+      op->call(inputs);
+      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(times.begin(), times.end());
+    row.repeat = static_cast<int>(times.size());
+    row.seconds = times[times.size() / 2];
+    row.method = "host-clock";
+    row.calls_per_batch = 1;
+    row.sets = 1;
   }
-  std::sort(times.begin(), times.end());
-  row.repeat = static_cast<int>(times.size());
-  row.seconds = times[times.size() / 2];
+  collect_kernels(*op, row.kernels);
   const manifest::RooflineResult roof = op->eval_roofline();
   row.flops = roof.flops;
   row.bytes = roof.bytes;
@@ -162,19 +262,23 @@ int run_bench(const BenchOptions& options) {
   };
   std::vector<Pending> pending;
   std::vector<Row> rows;
+  const Device device = choose_device();
+  // Large workloads are scaled down on the CPU only, unless --max-elems says otherwise.
+  const std::int64_t max_elems =
+      options.max_elems >= 0 ? options.max_elems : (device.is_cpu() ? kDefaultMaxElems : 0);
   for (const std::string& name : ops) {
     auto entry = entry_of(name);
     if (!find_op_class(name)) {
-      rows.push_back({name, "-", "-", "-", "skipped", "no op class is registered for this entry"});
+      rows.push_back(
+          make_row(name, "-", "-", "-", "skipped", "no op class is registered for this entry"));
       continue;
     }
     auto plan = plan_of(entry);
     for (const auto& w : entry->workloads)
-      for (ScaledCase& sc : scaled_cases(*plan, w, options.max_elems))
+      for (ScaledCase& sc : scaled_cases(*plan, w, max_elems))
         pending.push_back({name, std::move(sc)});
   }
 
-  const Device device = choose_device();
   const Ceiling ceiling = ceiling_of(device);
   fmt::print(
       stderr, "bench on {}: ceiling {:.1f} GB/s{} ({})\n", device.str(), ceiling.bytes_per_s / 1e9,
@@ -182,7 +286,7 @@ int run_bench(const BenchOptions& options) {
       ceiling.source);
   if (!options.json)
     fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", "op", "case", "time (us)", "GB/s",
-               "TFLOP/s", "ceiling", "note");
+               "TFLOP/s", "ceiling", "kernels; note");
   for (std::size_t i = 0; i < pending.size(); ++i) {
     Pending& p = pending[i];
     fmt::print(stderr, "[{}/{}] {} {}{}\n", i + 1, pending.size(), p.op, p.sc.wcase.id,
@@ -191,19 +295,34 @@ int run_bench(const BenchOptions& options) {
     try {
       r = bench_case(p.op, p.sc, device, ceiling, options);
     } catch (const Error& e) {
-      r = Row{p.op, p.sc.row->label, p.sc.wcase.id, device.str(), "error", e.what()};
+      // OpNotAvailableError: nothing can run the op on this device (no CUDA kernel yet).
+      const bool unavailable = dynamic_cast<const OpNotAvailableError*>(&e) != nullptr;
+      r = make_row(p.op, p.sc.row->label, p.sc.wcase.id, device.str(),
+                   unavailable ? "skipped" : "error", e.what());
+      r.inputs_json = json_case_inputs(*entry_of(p.op), p.sc.wcase);
+      r.params_json = json_params(p.sc.wcase.params);
     }
     if (!options.json) {
-      if (r.status == "ok")
-        fmt::print("{:<22} {:<34} {:>11.1f} {:>9.2f} {:>9.4f} {:>7.1f}%  {}\n", r.op, r.case_id,
-                   r.seconds * 1e6, r.gbps, r.tflops, 100.0 * r.fraction, r.note);
-      else
+      if (r.status == "ok") {
+        std::string keys;
+        for (const std::string& k : r.kernels)
+          keys += (keys.empty() ? "" : ",") + k.substr(k.find('=') + 1);
+        fmt::print("{:<22} {:<34} {:>11.2f} {:>9.2f} {:>9.4f} {:>7.1f}%  {}{}{}\n", r.op, r.case_id,
+                   r.seconds * 1e6, r.gbps, r.tflops, 100.0 * r.fraction, keys,
+                   r.note.empty() ? "" : "; ", r.note);
+      } else
         fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", r.op, r.case_id, r.status, "-",
                    "-", "-", r.note);
     }
     rows.push_back(std::move(r));
   }
   if (options.json) fmt::print("{}", to_json(rows, ceiling));
+  if (!options.json_file.empty()) {
+    std::FILE* f = std::fopen(options.json_file.c_str(), "w");
+    if (!f) throw Error(fmt::format("bench: cannot write {}", options.json_file));
+    fmt::print(f, "{}", to_json(rows, ceiling));
+    std::fclose(f);
+  }
   const bool errors =
       std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.status == "error"; });
   return errors ? 1 : 0;

@@ -11,6 +11,12 @@
 #include "tileops/op/registry.hpp"
 
 namespace tileops::cli {
+namespace {
+
+// The references read host memory: a device tensor is copied down first.
+Tensor on_host(const Tensor& t) { return t.device().is_cpu() ? t : t.to(Device::cpu(), t.dtype()); }
+
+}  // namespace
 
 int run_run(const CaseOptions& options) {
   auto entry = entry_of(options.op);
@@ -38,7 +44,7 @@ int run_run(const CaseOptions& options) {
   // The reference reads the inputs as they were before the call (the call may write some).
   references::Inputs before;
   for (const auto& t : inputs)
-    before.push_back(t ? std::optional<references::HostTensor>(references::to_host(*t))
+    before.push_back(t ? std::optional<references::HostTensor>(references::to_host(on_host(*t)))
                        : std::nullopt);
   CallResult result = op->call(inputs);
   fmt::print("  ran: {} outputs, roofline {} FLOPs, {} bytes\n", result.size(),
@@ -57,7 +63,7 @@ int run_run(const CaseOptions& options) {
     for (std::size_t i = 0; i < entry->inputs.size() && !got; ++i)
       if (entry->inputs[i].name == e.name && inputs[i]) got = &*inputs[i];
     if (!got) throw Error(fmt::format("run: {} produced no tensor named {}", entry->name, e.name));
-    const references::HostTensor actual = references::to_host(*got);
+    const references::HostTensor actual = references::to_host(on_host(*got));
     const references::Tolerance tol = references::tolerance(actual.dtype);
     const references::Comparison c = references::compare(actual.values, e, tol);
     fmt::print(

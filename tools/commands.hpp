@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_device.hpp"
 #include "tileops/core/device.hpp"
 #include "tileops/op/op_class.hpp"
 #include "workload_inputs.hpp"
@@ -55,10 +56,14 @@ int run_run(const CaseOptions& options);
 struct BenchOptions {
   std::vector<std::string> ops;  // empty: every op with a registered class
   bool json = false;
-  std::int64_t max_elems = kDefaultMaxElems;
-  int repeat = 10;
+  std::string json_file;  // also write the JSON here, whatever stdout shows
+  // Largest tensor; bigger cases are scaled down. -1: kDefaultMaxElems on the CPU, no scaling on
+  // a GPU; 0: no scaling.
+  std::int64_t max_elems = -1;
+  int repeat = 10;  // CPU: timed calls; CUDA: timed batches (Note [CUDA bench])
   int warmup = 2;
   std::uint64_t seed = 0;
+  GraphMode graph = GraphMode::kAuto;
 };
 // Times every workload case of the ops on the best device present.
 int run_bench(const BenchOptions& options);

@@ -76,9 +76,18 @@ int main(int argc, char** argv) {
       app.add_subcommand("bench", "Time the manifest's workloads on the best device present");
   bench->add_option("ops", bench_options.ops, "op names (default: every implemented op)");
   bench->add_flag("--json", bench_options.json, "print one JSON array on stdout");
+  bench->add_option("--json-file", bench_options.json_file,
+                    "also write the JSON array to this file (stdout keeps the table)");
   bench->add_option("--max-elems", bench_options.max_elems,
-                    "largest tensor size; bigger cases are scaled down");
-  bench->add_option("--repeat", bench_options.repeat, "timed calls per case (median reported)");
+                    "largest tensor size; bigger cases are scaled down (0: no scaling; default: "
+                    "4194304 on the CPU, no scaling on a GPU)");
+  bench->add_option("--repeat", bench_options.repeat,
+                    "timed calls (CPU) or timed batches of calls (GPU) per case; the median is "
+                    "reported");
+  std::string graph = "auto";
+  bench->add_option("--graph", graph,
+                    "GPU: replay each batch from a CUDA graph: auto (cases under 32 MiB), always, "
+                    "never");
   bench->add_option("--warmup", bench_options.warmup, "untimed calls before timing");
   bench->add_option("--seed", bench_options.seed, "random seed (default 0)");
 
@@ -89,7 +98,15 @@ int main(int argc, char** argv) {
     if (describe->parsed()) return cli::run_describe(describe_options);
     if (explain->parsed()) return cli::run_explain(explain_options);
     if (run->parsed()) return cli::run_run(run_options);
-    if (bench->parsed()) return cli::run_bench(bench_options);
+    if (bench->parsed()) {
+      if (graph == "always")
+        bench_options.graph = cli::GraphMode::kAlways;
+      else if (graph == "never")
+        bench_options.graph = cli::GraphMode::kNever;
+      else if (graph != "auto")
+        throw std::invalid_argument("--graph takes auto, always or never, not '" + graph + "'");
+      return cli::run_bench(bench_options);
+    }
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tileops: %s\n", e.what());

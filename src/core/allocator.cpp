@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "core/device_runtime.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops {
@@ -49,7 +50,9 @@ std::shared_ptr<Allocator> allocator_for(DeviceType type) {
     std::lock_guard<std::mutex> lock(r.mutex);
     if (const std::shared_ptr<Allocator>& installed = r.installed[slot(type)]) return installed;
   }
-  return type == DeviceType::kCPU ? cpu_allocator() : nullptr;
+  if (type == DeviceType::kCPU) return cpu_allocator();
+  if (detail::DeviceRuntime* runtime = detail::device_runtime(type)) return runtime->allocator();
+  return nullptr;
 }
 
 std::shared_ptr<Allocator> set_allocator(DeviceType type, std::shared_ptr<Allocator> allocator) {

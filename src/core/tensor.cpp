@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "core/device_runtime.hpp"
 #include "tileops/core/allocator.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/core/numeric.hpp"
@@ -253,8 +254,13 @@ Tensor Tensor::contiguous() const {
   if (is_contiguous()) return *this;
   if (is_meta()) return meta(shape_, dtype_);
   if (!device_.is_cpu()) {
-    throw OpNotAvailableError("Tensor::contiguous: copying a non-contiguous " + device_.str() +
-                              " tensor is not available; only CPU tensors can be copied");
+    detail::DeviceRuntime* runtime = detail::device_runtime(device_.type);
+    if (!runtime)
+      throw OpNotAvailableError("Tensor::contiguous: copying a non-contiguous " + device_.str() +
+                                " tensor is not available; only CPU tensors can be copied");
+    Tensor out = empty(shape_, dtype_, device_);
+    runtime->copy(out, *this);
+    return out;
   }
   Tensor out = empty(shape_, dtype_, device_);
   copy_strided(static_cast<std::byte*>(data_ptr()), shape_, strides_, itemsize(),
@@ -268,17 +274,29 @@ Tensor Tensor::to(Device device, DType dtype) const {
   if (device.is_meta()) return meta(shape_, dtype);
   if (is_meta())
     throw CheckError("Tensor::to: a meta tensor has no values to copy to " + device.str());
-  if (!device.is_cpu() || !device_.is_cpu()) {
-    throw OpNotAvailableError("Tensor::to: copying from " + device_.str() + " to " + device.str() +
-                              " is not available; only CPU tensors can be copied");
+  if (device.is_cpu() && device_.is_cpu()) {
+    const Tensor packed = contiguous();
+    Tensor out = empty(shape_, dtype, device);
+    const auto* src = static_cast<const std::byte*>(packed.data_ptr());
+    auto* dst = static_cast<std::byte*>(out.data_ptr());
+    const std::size_t in_size = itemsize(), out_size = out.itemsize();
+    for (std::int64_t i = 0, n = numel(); i < n; ++i)
+      store_from_double(dtype, load_as_double(dtype_, src + i * in_size), dst + i * out_size);
+    return out;
   }
-  const Tensor packed = contiguous();
+  for (const Device side : {device_, device}) {
+    if (!side.is_cpu() && !detail::device_runtime(side.type))
+      throw OpNotAvailableError("Tensor::to: copying from " + device_.str() + " to " +
+                                device.str() + " is not available; only CPU tensors can be copied");
+  }
+  // A device runtime moves bytes; a dtype conversion happens on the host, with the CPU path's
+  // casts (a device tensor goes down, is converted, and comes up again).
+  if (dtype != dtype_) {
+    if (device_.is_cpu()) return to(device_, dtype).to(device, dtype);
+    return to(Device::cpu(), dtype_).to(device, dtype);
+  }
   Tensor out = empty(shape_, dtype, device);
-  const auto* src = static_cast<const std::byte*>(packed.data_ptr());
-  auto* dst = static_cast<std::byte*>(out.data_ptr());
-  const std::size_t in_size = itemsize(), out_size = out.itemsize();
-  for (std::int64_t i = 0, n = numel(); i < n; ++i)
-    store_from_double(dtype, load_as_double(dtype_, src + i * in_size), dst + i * out_size);
+  out.copy_from(*this);
   return out;
 }
 
@@ -288,10 +306,27 @@ void Tensor::copy_from(const Tensor& src) {
     throw CheckError("Tensor::copy_from: the source has shape " + src.shape_.str() + " and dtype " +
                      std::string(dtype_name(src.dtype_)) + ", the destination " + shape_.str() +
                      " and " + std::string(dtype_name(dtype_)));
-  if (!device_.is_cpu() || !src.device_.is_cpu())
-    throw OpNotAvailableError("Tensor::copy_from: only CPU tensors can be copied");
+  detail::DeviceRuntime* runtime = nullptr;
+  if (!device_.is_cpu() || !src.device_.is_cpu()) {
+    const Device device = device_.is_cpu() ? src.device_ : device_;
+    const Device other = device_.is_cpu() ? device_ : src.device_;
+    if (!device.is_meta() && (other.is_cpu() || other.type == device.type))
+      runtime = detail::device_runtime(device.type);
+    if (!runtime) throw OpNotAvailableError("Tensor::copy_from: only CPU tensors can be copied");
+  }
   if (read_only()) throw CheckError("Tensor::copy_from: the destination is read-only");
   if (numel() == 0) return;
+  if (runtime) {
+    // Overlapping views go through a private copy of the source, on the source's device.
+    if (src.shares_storage_with(*this)) {
+      Tensor staged = empty(shape_, dtype_, src.device_);
+      runtime->copy(staged, src);
+      runtime->copy(*this, staged);
+    } else {
+      runtime->copy(*this, src);
+    }
+    return;
+  }
   Tensor packed = src.contiguous();
   if (packed.shares_storage_with(*this)) {  // overlapping views: go through a private buffer
     packed = empty(shape_, dtype_);

@@ -116,8 +116,8 @@ std::unique_ptr<SignatureCall> SignaturePlan::new_record() {
 }
 
 void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& state,
-                               std::span<const std::optional<Tensor>> inputs,
-                               const Tensor* out) const {
+                               std::span<const std::optional<Tensor>> inputs, const Tensor* out,
+                               DeviceFallback fallback_device) const {
   const PlanData& d = *data_;
   if (inputs.size() != static_cast<std::size_t>(d.num_inputs))
     fail(d, fmt::format("takes {} inputs, got {}", d.num_inputs, inputs.size()));
@@ -136,6 +136,7 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
   if (has_out) presence |= 1u << d.out_bit;
 
   std::optional<Device> device = call_device(d, state, inputs);
+  if (!device && fallback_device) device = fallback_device();
   const std::uint32_t written = state.point->written[presence];
   for (int i = 0; i < d.num_inputs; ++i) {
     if (!present(inputs[i])) continue;

@@ -6,13 +6,40 @@
 
 #include "op/backend_registry.hpp"
 #include "op/binding.hpp"
+#include "op/call_device.hpp"
 #include "op/call_stack.hpp"
 #include "op/explain_scope.hpp"
 #include "op/read_section.hpp"
 #include "op/record_pool.hpp"
 #include "tileops/op/op.hpp"
 
+#if TILEOPS_WITH_CUDA
+#include "cuda/runtime.hpp"
+#endif
+
 namespace tileops {
+namespace {
+
+// TILEOPS_NVTX=1 wraps each op call (sub-ops' included) in an NVTX range named after the op, in
+// CUDA builds; unset, it costs the test of one flag read once per process.
+class NvtxRange {
+ public:
+#if TILEOPS_WITH_CUDA
+  explicit NvtxRange(const std::string& name) : on_(cuda::nvtx_enabled()) {
+    if (on_) cuda::nvtx_push(name.c_str());
+  }
+  ~NvtxRange() {
+    if (on_) cuda::nvtx_pop();
+  }
+
+ private:
+  bool on_;
+#else
+  explicit NvtxRange(const std::string&) {}
+#endif
+};
+
+}  // namespace
 
 manifest::StageCalls Op::file_by_stage(
     const std::vector<std::pair<const Op*, std::shared_ptr<const manifest::SignatureCall>>>&
@@ -41,17 +68,19 @@ CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOpt
 CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
   detail::ReadSection reading;    // Note [Binding reclamation]: the call reads a binding group
   detail::CallFrame frame(this);  // step 1
+  const NvtxRange range(name());
   bool bound_here = false;
   std::unique_ptr<manifest::SignatureCall> filling = records_->take();  // Note [Record reuse]
   try {
     const Tensor* out = options.out && options.out->defined() ? &*options.out : nullptr;
-    plan_->check_into(*filling, construction_, inputs, out);  // step 2
+    // Step 2. A call whose device nothing else decides runs on the accelerator's current device.
+    plan_->check_into(*filling, construction_, inputs, out, &current_accelerator_device);
     const manifest::SignatureCall& call = *filling;
     const std::optional<Device> device = call.device();
-    Stream stream =
-        options.stream ? *options.stream : current_stream(device.value_or(Device::cpu()));
+    // Note [Call device scope]: the device current and the stream resolved for the whole call.
+    const detail::CallDeviceScope scope(name(), call, inputs, options.stream);
     const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
-    CallArgs args{inputs, out, call, stream, ctor_tensors};
+    CallArgs args{inputs, out, call, scope.stream(), ctor_tensors};
     CallResult result;
     if (device && device->is_meta()) {
       // The fake path: the check and the record, outputs of the inferred shape, no kernel, no
@@ -157,6 +186,14 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
         throw OpNotAvailableError(
             fmt::format("{}: target '{}' built a kernel for {} that is not callable", name(),
                         b->serving ? b->serving->str() : "?", name()));
+      // A tuning request reaches the kernel with its device current, whenever it comes (seeds:
+      // construction-and-calls §5), not only while it is built.
+      if (built->kernel.request_tune)
+        built->kernel.request_tune = [tune = std::move(built->kernel.request_tune),
+                                      device = args.call.device()] {
+          CurrentDeviceGuard on_device(device);
+          tune();
+        };
       {
         std::unique_lock<std::shared_mutex> lock(b->target_mutex);
         kernel = b->target_kernels.emplace(key, std::move(built)).first->second;

@@ -21,6 +21,7 @@
 #include "tileops/core/error.hpp"
 #include "tileops/core/numeric.hpp"
 #include "tileops/core/tensor.hpp"
+#include "tileops/op/op.hpp"
 
 namespace tileops::test_ops {
 
@@ -114,7 +115,9 @@ inline Tensor noncontiguous_random(const Shape& shape, DType dtype, std::uint32_
 }
 
 // A CUDA tensor descriptor over host memory the returned holder owns (never dereferenced on a
-// device: the tests only check that nothing runs and nothing is written).
+// device: the tests only check that nothing runs and nothing is written). Only for ops without
+// CUDA kernels (has_cuda_kernels): where a CUDA kernel serves cuda:0 it would read host memory.
+// tests/cuda covers CUDA inputs, refusals and bad devices with real device memory.
 struct CudaDescriptor {
   std::shared_ptr<std::vector<unsigned char>> bytes;
   Tensor tensor;
@@ -126,6 +129,14 @@ inline CudaDescriptor cuda_descriptor(const Shape& shape, DType dtype) {
   Shape strides = Shape::filled(shape.size(), 1);
   for (std::size_t a = shape.size(); a-- > 1;) strides[a - 1] = strides[a] * shape[a];
   return {bytes, Tensor::from_blob(bytes->data(), shape, strides, dtype, Device::cuda(0), bytes)};
+}
+
+// True when the op has in-tree CUDA implementations (a CUDA build).
+inline bool has_cuda_kernels(const Op& op) {
+  for (const KernelType& k : op.op_class().kernel_types())
+    if (std::find(k.devices.begin(), k.devices.end(), DeviceType::kCUDA) != k.devices.end())
+      return true;
+  return false;
 }
 
 inline bool all_bytes_are(const std::vector<unsigned char>& bytes, unsigned char value) {

@@ -1,7 +1,9 @@
 // Allocator: where Tensor::empty gets memory, one per device type. The CPU has a built-in
-// allocator of 64-byte aligned host memory; CUDA has none built in yet, so a CUDA allocation
-// fails with OpNotAvailableError until one is installed. Users may install their own allocator
-// for any device type with memory (a caching pool, a framework's allocator, ...).
+// allocator of 64-byte aligned host memory. A CUDA build on a machine with a GPU has a built-in
+// stream-ordered CUDA allocator (cudaMallocAsync/cudaFreeAsync on the allocation's stream,
+// docs/cuda.md); elsewhere a CUDA allocation fails with OpNotAvailableError until one is
+// installed. Users may install their own allocator for any device type with memory (a caching
+// pool, a framework's allocator such as torch's, ...); it replaces the built-in one.
 #pragma once
 
 #include <cstddef>
@@ -34,7 +36,8 @@ inline constexpr std::size_t kCpuAlignment = 64;
 std::shared_ptr<Allocator> cpu_allocator();
 
 // The allocator installed for `type`: the user's, else the built-in one; null when there is none
-// (CUDA before one is installed, meta always). Thread-safe.
+// (CUDA in a CPU-only build or without a device, before one is installed; meta always).
+// Thread-safe.
 std::shared_ptr<Allocator> allocator_for(DeviceType type);
 
 // Installs `allocator` for `type` and returns the one it replaces (null if none was installed);

@@ -104,14 +104,19 @@ class Tensor {
   // strides (Note [No negative strides]) and for an offset that is not a multiple of the element
   // size. A meta tensor has no storage to bound, so any geometry is a valid meta view.
   Tensor as_strided(const Shape& shape, const Shape& strides, std::int64_t byte_offset) const;
-  // A contiguous copy, or this tensor when it already is contiguous (CPU and meta). A
-  // non-contiguous CUDA tensor throws OpNotAvailableError: device copies are not available yet.
+  // A contiguous copy, or this tensor when it already is contiguous. A device tensor is copied by
+  // its device runtime, in stream order on the device's current stream (Note [Device runtimes]
+  // in src/core/device_runtime.hpp); without one (a CPU-only build, no device) a non-contiguous
+  // device tensor throws OpNotAvailableError.
   Tensor contiguous() const;
   // A contiguous copy on `device` with `dtype` (PyTorch's casts, through float64: exact but for
-  // int64 beyond 2^53), or this tensor when both already match. Only CPU to CPU (and anything to
-  // meta) is available; other devices throw OpNotAvailableError.
+  // int64 beyond 2^53, done on the host), or this tensor when both already match. Between the CPU
+  // and a device, or two devices, the device runtime copies; it returns once the host side is
+  // read or written (device to device: once the copy is done). OpNotAvailableError when a side
+  // has no runtime.
   Tensor to(Device device, DType dtype) const;
-  // Copies `src` (same shape and dtype, any strides) into this view, element by element (CPU).
+  // Copies `src` (same shape and dtype, any strides, any devices a runtime connects) into this
+  // view, element by element; overlapping views go through a private copy.
   void copy_from(const Tensor& src);
 
  private:

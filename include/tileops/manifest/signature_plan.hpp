@@ -79,8 +79,13 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   // check() into `call`, reusing its storage: a record last filled from the same construction
   // has only the call's slots refilled (Note [Record reuse] in signature_call.hpp). `call` must
   // not be published while it is refilled; after a throw it holds no valid record.
+  // `fallback_device` settles the call device when no call-time tensor, no `device` param and no
+  // construction-time tensor does (seeds: construction-and-calls §4, "the current device of the
+  // process's accelerator"); it is asked only then, and may answer nullopt (no accelerator).
+  using DeviceFallback = std::optional<Device> (*)();
   void check_into(SignatureCall& call, const ConstructionState& state,
-                  std::span<const std::optional<Tensor>> inputs, const Tensor* out = nullptr) const;
+                  std::span<const std::optional<Tensor>> inputs, const Tensor* out = nullptr,
+                  DeviceFallback fallback_device = nullptr) const;
   // An empty record for check_into.
   static std::unique_ptr<SignatureCall> new_record();
 

@@ -40,17 +40,22 @@ class KernelInterface {
   virtual ~KernelInterface() = default;
 };
 
+struct KernelType;
+
 // Base of every kernel implementation. The static members are the defaults an implementation
 // hides with its own declarations (reference §3.1).
 class Kernel {
  public:
   virtual ~Kernel() = default;
 
-  // Puts the kernel in tuned mode; idempotent. Kernels that tune override on_tune_request().
-  void request_tune() {
-    if (!tune_requested_.exchange(true)) on_tune_request();
-  }
+  // Puts the kernel in tuned mode; idempotent. Kernels that tune override on_tune_request(),
+  // which runs with the device the entry was built for made current (Note [Tuning on the entry's
+  // device] in src/op/kernel.cpp), whoever asks and whenever.
+  void request_tune();
   bool tune_requested() const noexcept { return tune_requested_.load(); }
+  // The device of the call spec the entry was built for (set by the framework when it builds the
+  // entry through its KernelType; nullopt for an entry built any other way).
+  const std::optional<Device>& device() const noexcept { return device_; }
 
   static std::vector<DeviceType> devices() { return {DeviceType::kCUDA}; }
   static std::optional<std::vector<int>> supported_archs() { return std::nullopt; }
@@ -65,7 +70,9 @@ class Kernel {
   virtual void on_tune_request() {}
 
  private:
+  friend struct KernelType;
   std::atomic<bool> tune_requested_{false};
+  std::optional<Device> device_;
 };
 
 // What entry_for returns: the build identity and the builder of the entry.
@@ -125,10 +132,16 @@ struct KernelType {
     t.preferred_over = Impl::preferred_over();
     t.refusal = [](const void* c) { return Impl::refusal(*static_cast<const Call*>(c)); };
     t.entry_for = [](const void* c) -> EntryRecipe<KernelInterface> {
-      EntryRecipe<I> r = Impl::entry_for(*static_cast<const Call*>(c));
+      const Call& call = *static_cast<const Call*>(c);
+      EntryRecipe<I> r = Impl::entry_for(call);
       return {
           std::move(r.identity),
-          [build = std::move(r.build)]() -> std::shared_ptr<KernelInterface> { return build(); }};
+          [build = std::move(r.build), device = call.device]() -> std::shared_ptr<KernelInterface> {
+            std::shared_ptr<I> entry = build();
+            if (auto* kernel = dynamic_cast<Kernel*>(entry.get()); kernel && !kernel->device_)
+              kernel->device_ = device;
+            return entry;
+          }};
     };
     return t;
   }

@@ -1,0 +1,346 @@
+// The norm family's CUDA kernel templates (manifest/norm.yaml, docs/manifest.md §4.1): RMSNorm,
+// LayerNorm and the fused residual add + RMSNorm, over rows of `n` contiguous elements.
+// Framework-free: plain pointers and sizes; kernels/norm/cuda/norm_launch.cu instantiates and
+// launches them.
+//
+// Note [Norm kernels]
+// Statistics accumulate in float32 and each output is rounded to T once (the CPU kernels' and the
+// manifest's rule). Every path reads x (and the residual) from device memory once per row:
+//   - registers (norm_rows_kernel): a group of threads holds a row in registers as 16-byte
+//     vectors, kVpt per thread; a logical warp of 8 or 32 lanes per row for short rows (several
+//     rows per block), a whole block per row otherwise. The grid is sized to the device (Note
+//     [Norm grid] in norm_launch.cu) and each group walks its rows; the weight and bias a lane
+//     reads are the same for every row, so after the first row they come from L1. Holding them
+//     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
+//   - streaming (norm_stream_kernel): rows too long for registers; a block per row reads the row
+//     twice (three times for LayerNorm), the later passes mostly from L2, which keeps the rows of
+//     the blocks in flight.
+//   - general: the streaming kernel with one element per access, for pointers or row lengths that
+//     are not 16-byte aligned.
+// Offsets are 64-bit wherever they can exceed 2^31 (row * n, and element indices within a row in
+// the streaming kernel), so no path refuses a large tensor.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/cuda/reduce.cuh"
+#include "kernels/common/cuda/vec.cuh"
+
+namespace tileops::kernels::cuda {
+
+enum class NormKind { kRMS, kLayer, kFusedAddRMS };
+
+// The tensors and sizes of one launch. Pointers are to T; `residual` only for kFusedAddRMS (read
+// and written in place), `bias` only for kLayer; weight and bias may be null.
+struct NormParams {
+  const void* x = nullptr;
+  void* residual = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  void* out = nullptr;
+  std::int64_t rows = 0;
+  std::int64_t n = 0;
+  float eps = 0.0f;
+};
+
+// The row's statistics as what every element gets before the affine weight and bias:
+// y = (x - mean) * scale. RMSNorm: mean 0, scale = rsqrt(mean(x^2) + eps); LayerNorm: the mean and
+// scale = rsqrt(var + eps). Centering before scaling keeps x close to a large mean exact.
+struct RowScale {
+  float mean;
+  float scale;
+};
+
+// ---- Registers: a row per group of kThreads lanes (kThreads <= 32), or per block (0). ----
+
+template <int kThreads>
+struct RowGroup {
+  // Lanes per row, the lane of this thread, rows per block.
+  __device__ static int size() { return kThreads > 0 ? kThreads : static_cast<int>(blockDim.x); }
+  __device__ static int lane() {
+    return kThreads > 0 ? static_cast<int>(threadIdx.x) % kThreads : static_cast<int>(threadIdx.x);
+  }
+  __device__ static int per_block() {
+    return kThreads > 0 ? static_cast<int>(blockDim.x) / kThreads : 1;
+  }
+  __device__ static int index() {
+    return kThreads > 0 ? static_cast<int>(threadIdx.x) / kThreads : 0;
+  }
+};
+
+// Hides a vector's value from the optimiser (Note [Packed rows]).
+template <class T>
+__device__ __forceinline__ void opaque(Vec<T>& v) {
+  auto* words = reinterpret_cast<unsigned*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(words[i]));
+}
+
+template <int kThreads>
+__device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) {
+  if constexpr (kThreads > 0) {
+    return group_sum<kThreads>(value);
+  } else {
+    return block_sum(value, storage);
+  }
+}
+
+// Rows in registers. Each group walks rows r = first + k * stride; for logical warps the walk is
+// uniform across the hardware warp (a group past the last row computes on zeros and stores
+// nothing), because the warp's shuffles need every lane.
+template <NormKind kKind, class T, int kThreads, int kVpt>
+__global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
+  using V = Vec<T>;
+  constexpr int kN = V::kSize;
+  __shared__ BlockSumStorage storage;
+  const int lanes = RowGroup<kThreads>::size();
+  const int lane = RowGroup<kThreads>::lane();
+  const int n_vec = static_cast<int>(p.n / kN);
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+
+  const std::int64_t groups =
+      static_cast<std::int64_t>(gridDim.x) * RowGroup<kThreads>::per_block();
+  const std::int64_t first =
+      static_cast<std::int64_t>(blockIdx.x) * RowGroup<kThreads>::per_block();
+  const float inv_n = 1.0f / static_cast<float>(p.n);
+  for (std::int64_t base = first; base < p.rows; base += groups) {
+    const std::int64_t row = base + RowGroup<kThreads>::index();
+    const bool active = row < p.rows;
+    const std::int64_t offset = row * p.n;
+    V x[kVpt];
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int v = lane + j * lanes;
+      const bool in_row = active && v < n_vec;
+      const std::int64_t at = offset + static_cast<std::int64_t>(v) * kN;
+      if constexpr (kKind == NormKind::kFusedAddRMS) {
+        // residual <- T(x + residual); the rest of the row works on the stored (rounded) values.
+        if (in_row) {
+          const V a = load_vec_streaming(static_cast<const T*>(p.x) + at);
+          // A plain (coherent) load: the kernel writes the residual.
+          V r = load_vec_coherent(static_cast<const T*>(p.residual) + at);
+#pragma unroll
+          for (int e = 0; e < kN; ++e) r.v[e] = from_float<T>(to_float(a.v[e]) + to_float(r.v[e]));
+          store_vec(static_cast<T*>(p.residual) + at, r);
+          x[j] = r;
+        } else {
+          x[j] = zero_vec<T>();
+        }
+      } else {
+        x[j] = in_row ? load_vec_streaming(static_cast<const T*>(p.x) + at) : zero_vec<T>();
+      }
+    }
+
+    RowScale rs;
+    if constexpr (kKind == NormKind::kLayer) {
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+        for (int e = 0; e < kN; ++e) sum += to_float(x[j].v[e]);
+      const float mean = row_sum<kThreads>(sum, storage) * inv_n;
+      // The centered second pass runs on the registers: no cancellation of E[x^2] - mean^2.
+      float centered = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j) {
+        if (lane + j * lanes >= n_vec) continue;
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float d = to_float(x[j].v[e]) - mean;
+          centered += d * d;
+        }
+      }
+      const float rstd = rsqrtf(row_sum<kThreads>(centered, storage) * inv_n + p.eps);
+      rs = {mean, rstd};
+    } else {
+      float squares = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float v = to_float(x[j].v[e]);
+          squares += v * v;
+        }
+      rs = {0.0f, rsqrtf(row_sum<kThreads>(squares, storage) * inv_n + p.eps)};
+    }
+    // Note [Packed rows]: only the packed row stays live across the reduction; without this the
+    // compiler keeps the float32 values of the first pass, twice the registers for 16-bit types.
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) opaque(x[j]);
+
+    // The weight and bias are the same for every row: after the first row of a block they come
+    // from L1, so they are read here rather than held in registers across the reduction.
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int v = lane + j * lanes;
+      if (!active || v >= n_vec) continue;
+      const std::int64_t at = static_cast<std::int64_t>(v) * kN;
+      const V w = weight ? load_vec(weight + at) : V{};
+      V b{};
+      if constexpr (kKind == NormKind::kLayer)
+        if (bias) b = load_vec(bias + at);
+      V y;
+#pragma unroll
+      for (int e = 0; e < kN; ++e) {
+        float value = (to_float(x[j].v[e]) - rs.mean) * rs.scale;
+        if (weight) value *= to_float(w.v[e]);
+        if constexpr (kKind == NormKind::kLayer)
+          if (bias) value += to_float(b.v[e]);
+        y.v[e] = from_float<T>(value);
+      }
+      store_vec_streaming(static_cast<T*>(p.out) + offset + at, y);
+    }
+  }
+}
+
+// ---- Streaming: a block per row, the row read in passes; kN elements per access. ----
+
+// One access of kN elements of a row: a 16-byte vector, or one element for the general path.
+// load_ro reads through the read-only path (inputs the kernel never writes); load is a plain,
+// coherent load (the fused op's residual, which the kernel writes and reads back).
+template <class T, int kN>
+struct Access {
+  static constexpr bool kVector = kN == Vec<T>::kSize && kN > 1;
+  T v[kN];
+
+  __device__ static Access from(const Vec<T>& vec) {
+    Access a;
+#pragma unroll
+    for (int e = 0; e < kN; ++e) a.v[e] = vec.v[e];
+    return a;
+  }
+  __device__ static Access load_ro(const T* p) {
+    if constexpr (kVector) {
+      return from(load_vec(p));
+    } else {
+      Access a;
+#pragma unroll
+      for (int e = 0; e < kN; ++e) a.v[e] = __ldg(p + e);
+      return a;
+    }
+  }
+  __device__ static Access load(const T* p) {
+    if constexpr (kVector) {
+      return from(load_vec_coherent(p));
+    } else {
+      Access a;
+#pragma unroll
+      for (int e = 0; e < kN; ++e) a.v[e] = p[e];
+      return a;
+    }
+  }
+  __device__ void store(T* p) const {
+    if constexpr (kVector) {
+      Vec<T> vec;
+#pragma unroll
+      for (int e = 0; e < kN; ++e) vec.v[e] = v[e];
+      store_vec(p, vec);
+    } else {
+#pragma unroll
+      for (int e = 0; e < kN; ++e) p[e] = v[e];
+    }
+  }
+};
+
+// Independent accesses a thread keeps in flight per pass.
+inline constexpr int kStreamUnroll = 4;
+
+// Calls f(i) for each access index i = threadIdx.x + k * blockDim.x below `count`, kStreamUnroll
+// at a time so that their loads are issued together.
+template <class F>
+__device__ __forceinline__ void for_each_access(std::int64_t count, F&& f) {
+  const std::int64_t step = blockDim.x;
+  for (std::int64_t i = threadIdx.x; i < count; i += kStreamUnroll * step) {
+#pragma unroll
+    for (int u = 0; u < kStreamUnroll; ++u) {
+      const std::int64_t k = i + u * step;
+      if (k < count) f(k);
+    }
+  }
+}
+
+template <NormKind kKind, class T, int kN>
+__global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
+  using A = Access<T, kN>;
+  __shared__ BlockSumStorage storage;
+  const std::int64_t count = p.n / kN;
+  const float inv_n = 1.0f / static_cast<float>(p.n);
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = kKind == NormKind::kLayer ? static_cast<const T*>(p.bias) : nullptr;
+  for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const std::int64_t offset = row * p.n;
+    const T* x = static_cast<const T*>(p.x) + offset;
+    T* out = static_cast<T*>(p.out) + offset;
+    RowScale rs;
+    if constexpr (kKind == NormKind::kLayer) {
+      float sum = 0.0f;
+      for_each_access(count, [&](std::int64_t i) {
+        const A a = A::load_ro(x + i * kN);
+#pragma unroll
+        for (int e = 0; e < kN; ++e) sum += to_float(a.v[e]);
+      });
+      const float mean = block_sum(sum, storage) * inv_n;
+      float centered = 0.0f;
+      for_each_access(count, [&](std::int64_t i) {
+        const A a = A::load_ro(x + i * kN);
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float d = to_float(a.v[e]) - mean;
+          centered += d * d;
+        }
+      });
+      const float rstd = rsqrtf(block_sum(centered, storage) * inv_n + p.eps);
+      rs = {mean, rstd};
+    } else if constexpr (kKind == NormKind::kFusedAddRMS) {
+      T* residual = static_cast<T*>(p.residual) + offset;
+      float squares = 0.0f;
+      for_each_access(count, [&](std::int64_t i) {
+        const A a = A::load_ro(x + i * kN);
+        A r = A::load(residual + i * kN);
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          r.v[e] = from_float<T>(to_float(a.v[e]) + to_float(r.v[e]));
+          const float v = to_float(r.v[e]);
+          squares += v * v;
+        }
+        r.store(residual + i * kN);
+      });
+      rs = {0.0f, rsqrtf(block_sum(squares, storage) * inv_n + p.eps)};
+    } else {
+      float squares = 0.0f;
+      for_each_access(count, [&](std::int64_t i) {
+        const A a = A::load_ro(x + i * kN);
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float v = to_float(a.v[e]);
+          squares += v * v;
+        }
+      });
+      rs = {0.0f, rsqrtf(block_sum(squares, storage) * inv_n + p.eps)};
+    }
+    // The last pass. The fused op normalises the residual it stored: the same thread reads back
+    // the same elements it wrote, so program order makes the writes visible without a barrier.
+    const T* source = x;
+    if constexpr (kKind == NormKind::kFusedAddRMS)
+      source = static_cast<const T*>(p.residual) + offset;
+    for_each_access(count, [&](std::int64_t i) {
+      const A a =
+          kKind == NormKind::kFusedAddRMS ? A::load(source + i * kN) : A::load_ro(source + i * kN);
+      A w, b;
+      if (weight) w = A::load_ro(weight + i * kN);
+      if (bias) b = A::load_ro(bias + i * kN);
+      A y;
+#pragma unroll
+      for (int e = 0; e < kN; ++e) {
+        float value = (to_float(a.v[e]) - rs.mean) * rs.scale;
+        if (weight) value *= to_float(w.v[e]);
+        if (bias) value += to_float(b.v[e]);
+        y.v[e] = from_float<T>(value);
+      }
+      y.store(out + i * kN);
+    });
+  }
+}
+
+}  // namespace tileops::kernels::cuda

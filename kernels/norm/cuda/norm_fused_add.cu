@@ -1,0 +1,10 @@
+// The fused_add_rms_norm kernels: every path, dtype and lanes per row (norm_instances.cuh).
+#include "kernels/norm/cuda/norm_instances.cuh"
+
+namespace tileops::kernels::cuda {
+
+const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes) {
+  return norm_kernel<NormKind::kFusedAddRMS>(path, dtype, lanes);
+}
+
+}  // namespace tileops::kernels::cuda

@@ -1,0 +1,45 @@
+// What norm_<op>.cu share: the kernel of one op for a path, dtype and lanes per row.
+#pragma once
+
+#include <string>
+
+#include "kernels/norm/cuda/norm.cuh"
+#include "kernels/norm/cuda/norm_instances.hpp"
+#include "tileops/core/error.hpp"
+
+namespace tileops::kernels::cuda {
+
+template <NormKind K, class T>
+const void* norm_kernel(NormPath path, int lanes) {
+  constexpr int kVpt = kNormVectorsPerLane;
+  switch (path) {
+    case NormPath::kWarp:
+      return lanes == kNarrowLanes
+                 ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, kNarrowLanes, kVpt>)
+                 : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
+    case NormPath::kBlock:
+      return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
+    case NormPath::kStreaming:
+      return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, Vec<T>::kSize>);
+    case NormPath::kGeneral:
+      return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, 1>);
+  }
+  return nullptr;
+}
+
+template <NormKind K>
+const void* norm_kernel(NormPath path, DType dtype, int lanes) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return norm_kernel<K, __half>(path, lanes);
+    case DType::kBFloat16:
+      return norm_kernel<K, __nv_bfloat16>(path, lanes);
+    case DType::kFloat32:
+      return norm_kernel<K, float>(path, lanes);
+    default:
+      throw CheckError("norm (cuda): dtype " + std::string(dtype_name(dtype)) +
+                       " is not float16, bfloat16 or float32");
+  }
+}
+
+}  // namespace tileops::kernels::cuda

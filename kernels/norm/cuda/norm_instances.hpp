@@ -1,0 +1,18 @@
+// The instantiated norm kernels, one function per op (norm_rms.cu, norm_layer.cu,
+// norm_fused_add.cu, compiled in parallel): the kernel of a path, dtype and lanes per row, as the
+// pointer cudaLaunchKernel takes. CheckError for a dtype outside float16, bfloat16, float32.
+#pragma once
+
+#include "kernels/norm/cuda/norm_launch.hpp"
+
+namespace tileops::kernels::cuda {
+
+// Lanes per row of the warp path: 8 for rows of up to 8 * kNormVectorsPerLane vectors (Qwen's
+// 128-element head norms: four rows per warp), else 32.
+inline constexpr int kNarrowLanes = 8;
+
+const void* rms_norm_kernel(NormPath path, DType dtype, int lanes);
+const void* layer_norm_kernel(NormPath path, DType dtype, int lanes);
+const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes);
+
+}  // namespace tileops::kernels::cuda

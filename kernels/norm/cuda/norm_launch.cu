@@ -1,0 +1,97 @@
+// Plans and launches the norm kernels (norm.cuh); norm_<op>.cu instantiate them, one file per op
+// so that the three compile in parallel.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda/check.hpp"
+#include "kernels/norm/cuda/norm.cuh"  // NormParams
+#include "kernels/norm/cuda/norm_instances.hpp"
+#include "kernels/norm/cuda/norm_launch.hpp"
+#include "tileops/core/error.hpp"
+
+namespace tileops::kernels::cuda {
+namespace {
+
+constexpr int kWarpBlockThreads = 256;
+constexpr int kStreamThreads = 512;
+constexpr int kGeneralThreads = 256;
+
+const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes) {
+  switch (op) {
+    case NormOp::kRMS:
+      return rms_norm_kernel(path, dtype, lanes);
+    case NormOp::kLayer:
+      return layer_norm_kernel(path, dtype, lanes);
+    case NormOp::kFusedAddRMS:
+      return fused_add_rms_norm_kernel(path, dtype, lanes);
+  }
+  return nullptr;
+}
+
+int round_up(std::int64_t value, int multiple) {
+  return static_cast<int>((value + multiple - 1) / multiple * multiple);
+}
+
+}  // namespace
+
+NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count) {
+  NormLaunch launch;
+  launch.n = n;
+  const std::int64_t vectors = n / vector_elements(dtype);
+  int lanes = 0;
+  switch (path) {
+    case NormPath::kWarp:
+      lanes = vectors <= kNarrowLanes * kNormVectorsPerLane ? kNarrowLanes : 32;
+      launch.threads = kWarpBlockThreads;
+      launch.rows_per_block = kWarpBlockThreads / lanes;
+      break;
+    case NormPath::kBlock:
+      launch.threads = std::clamp(
+          round_up((vectors + kNormVectorsPerLane - 1) / kNormVectorsPerLane, 32), 32, 1024);
+      break;
+    case NormPath::kStreaming:
+      launch.threads = kStreamThreads;
+      break;
+    case NormPath::kGeneral:
+      launch.threads = std::clamp(round_up(n, 32), 32, kGeneralThreads);
+      break;
+  }
+  launch.kernel = kernel_for(op, path, dtype, lanes);
+  int per_sm = 0;
+  TILEOPS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, launch.kernel, launch.threads, 0));
+  if (per_sm <= 0)
+    throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
+                    " threads of this kernel does not fit on a multiprocessor");
+  launch.max_blocks = per_sm * std::max(sm_count, 1);
+  return launch;
+}
+
+// Note [Norm grid]
+// The grid is sized to the device, not to the rows: every block is resident from the start and
+// walks its rows, so the weight a block loads once serves all of them, and no block waits for a
+// second wave. The rows are spread evenly: with W waves' worth of row groups, the grid has
+// ceil(groups / W) blocks, each taking W groups or one fewer.
+void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
+  const std::int64_t groups = (t.rows + launch.rows_per_block - 1) / launch.rows_per_block;
+  const std::int64_t waves = (groups + launch.max_blocks - 1) / launch.max_blocks;
+  const std::int64_t blocks = (groups + waves - 1) / waves;
+  NormParams params;
+  params.x = t.x;
+  params.residual = t.residual;
+  params.weight = t.weight;
+  params.bias = t.bias;
+  params.out = t.out;
+  params.rows = t.rows;
+  params.n = launch.n;
+  params.eps = t.eps;
+  void* args[] = {&params};
+  TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
+                                      dim3(static_cast<unsigned>(launch.threads)), args, 0,
+                                      static_cast<cudaStream_t>(stream)));
+  TILEOPS_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace tileops::kernels::cuda

@@ -1,0 +1,57 @@
+// The norm kernels as the adapters see them (no CUDA header): a launch plan made once per entry,
+// and a launch per call.
+#pragma once
+
+#include <cstdint>
+
+#include "tileops/core/dtype.hpp"
+
+namespace tileops::kernels::cuda {
+
+enum class NormOp { kRMS, kLayer, kFusedAddRMS };
+
+// The implementations of one norm op (Note [Norm kernels] in norm.cuh).
+enum class NormPath {
+  kWarp,       // a logical warp of 8 or 32 lanes per row, the row in registers
+  kBlock,      // a block per row, the row in registers
+  kStreaming,  // a block per row, the row read in passes (long rows)
+  kGeneral,    // the streaming kernel one element at a time: any alignment, any length
+};
+
+// Elements of `dtype` in one 16-byte vector.
+constexpr std::int64_t vector_elements(DType dtype) {
+  return 16 / static_cast<std::int64_t>(dtype_size(dtype));
+}
+// Vectors a lane of the register paths holds.
+inline constexpr int kNormVectorsPerLane = 4;
+// The longest row, in vectors, a path holds in registers: a warp of 32 lanes, a block of 1024.
+inline constexpr std::int64_t kNormWarpVectors = 32 * kNormVectorsPerLane;
+inline constexpr std::int64_t kNormBlockVectors = 1024 * kNormVectorsPerLane;
+
+// What an entry builds once, on its device (Note [Norm grid] in norm_launch.cu).
+struct NormLaunch {
+  const void* kernel = nullptr;  // the instantiation for (op, path, dtype, lanes per row)
+  int threads = 0;               // per block
+  int rows_per_block = 1;
+  int max_blocks = 0;  // blocks resident on the whole device at once
+  std::int64_t n = 0;
+};
+// Plans the launch of `path` for rows of `n` elements of `dtype` on the current device, which has
+// `sm_count` multiprocessors. The path must serve the call (its refusal said so).
+NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count);
+
+// The tensors of one call: device pointers to the dtype's elements; residual only for
+// kFusedAddRMS, bias only for kLayer; weight and bias may be null.
+struct NormTensors {
+  const void* x = nullptr;
+  void* residual = nullptr;
+  const void* weight = nullptr;
+  const void* bias = nullptr;
+  void* out = nullptr;
+  std::int64_t rows = 0;
+  float eps = 0.0f;
+};
+// Launches on `stream` (a cudaStream_t) of the current device, asynchronously; checks the launch.
+void launch_norm(const NormLaunch& launch, const NormTensors& tensors, void* stream);
+
+}  // namespace tileops::kernels::cuda

@@ -1,0 +1,240 @@
+// The norm family on the GPU against the float64 references: every dtype, row lengths that reach
+// each path (and lengths that are no multiple of a vector), one row, empty tensors, 3-D inputs,
+// non-contiguous and misaligned views, outputs poisoned before each run; every implementation
+// forced on the shapes it claims, and refusing one it does not.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "cuda_testing.hpp"
+#include "tileops/ops/norm.hpp"
+
+namespace tileops::test_cuda {
+namespace {
+
+// Row lengths: 1, 7 (no vector), 128 and 1024 (warp), 4097 (odd), 8192 (block), 12289 (odd),
+// 40000 (streaming for 16-bit types: more than a block's 4096 vectors), 128256 (Llama-3's
+// vocabulary; streaming).
+const std::int64_t kRowLengths[] = {1, 7, 128, 1024, 4097, 8192, 12289, 40000, 128256};
+
+std::int64_t rows_for(std::int64_t n) { return n >= 40000 ? 3 : n >= 4097 ? 9 : 33; }
+
+std::uint64_t next_seed() {
+  static std::uint64_t seed = 1000;
+  return seed++;
+}
+
+TEST(CudaNorm, RMSNormEveryDtypeAndRowLength) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes)
+    for (std::int64_t n : kRowLengths)
+      for (bool weighted : {true, false}) {
+        SCOPED_TRACE(fmt::format("{} n={} weight={}", dtype_name(dtype), n, weighted));
+        RMSNormFwdOp op(Shape{n}, 1e-5);
+        const Tensor x = random_gpu({rows_for(n), n}, dtype, next_seed(), 3.0);
+        std::optional<Tensor> w;
+        if (weighted) w = random_gpu({n}, dtype, next_seed());
+        const Tensor out = poisoned_gpu({rows_for(n), n}, dtype);
+        run_and_check(op, {x, w}, CallOptions{out});
+      }
+}
+
+TEST(CudaNorm, LayerNormEveryDtypeAndRowLength) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes)
+    for (std::int64_t n : kRowLengths)
+      for (int affine = 0; affine < 3; ++affine) {  // none, weight, weight and bias
+        SCOPED_TRACE(fmt::format("{} n={} affine={}", dtype_name(dtype), n, affine));
+        LayerNormFwdOp op(Shape{n}, 1e-5);
+        // A mean far from zero: the centered variance must not cancel.
+        const Tensor x = random_gpu({rows_for(n), n}, dtype, next_seed(), 2.0);
+        std::optional<Tensor> w, b;
+        if (affine >= 1) w = random_gpu({n}, dtype, next_seed());
+        if (affine >= 2) b = random_gpu({n}, dtype, next_seed());
+        const Tensor out = poisoned_gpu({rows_for(n), n}, dtype);
+        run_and_check(op, {x, w, b}, CallOptions{out});
+      }
+}
+
+TEST(CudaNorm, FusedAddRMSNormUpdatesTheResidualInPlace) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes)
+    for (std::int64_t n : kRowLengths) {
+      SCOPED_TRACE(fmt::format("{} n={}", dtype_name(dtype), n));
+      FusedAddRMSNormFwdOp op(1e-6);
+      const Tensor x = random_gpu({rows_for(n), n}, dtype, next_seed());
+      const Tensor residual = random_gpu({rows_for(n), n}, dtype, next_seed());
+      const Tensor w = random_gpu({n}, dtype, next_seed());
+      const Tensor out = poisoned_gpu({rows_for(n), n}, dtype);
+      run_and_check(op, {x, residual, w}, CallOptions{out});
+    }
+}
+
+TEST(CudaNorm, OneRowThreeDimensionsAndDefaultEps) {
+  TILEOPS_REQUIRE_CUDA();
+  RMSNormFwdOp one(Shape{4096});
+  run_and_check(one, {random_gpu({1, 4096}, DType::kBFloat16, next_seed()),
+                      random_gpu({4096}, DType::kBFloat16, next_seed())});
+  // Qwen3's per-head norm: [tokens, heads, 128], the narrow-warp path.
+  RMSNormFwdOp heads(Shape{128}, 1e-6);
+  run_and_check(heads, {random_gpu({5, 32, 128}, DType::kBFloat16, next_seed()),
+                        random_gpu({128}, DType::kBFloat16, next_seed())});
+  // A normalized shape of two axes: rows of 4 * 256.
+  LayerNormFwdOp two_axes(Shape{4, 256});
+  run_and_check(two_axes, {random_gpu({2, 3, 4, 256}, DType::kFloat16, next_seed()),
+                           random_gpu({4, 256}, DType::kFloat16, next_seed()),
+                           random_gpu({4, 256}, DType::kFloat16, next_seed())});
+  FusedAddRMSNormFwdOp fused;
+  run_and_check(fused, {random_gpu({2, 3, 1024}, DType::kFloat32, next_seed()),
+                        random_gpu({2, 3, 1024}, DType::kFloat32, next_seed()),
+                        random_gpu({1024}, DType::kFloat32, next_seed())});
+}
+
+TEST(CudaNorm, EmptyTensorsLaunchNothing) {
+  TILEOPS_REQUIRE_CUDA();
+  RMSNormFwdOp op(Shape{64});
+  const Tensor y = op(Tensor::empty({0, 64}, DType::kBFloat16, gpu()));
+  EXPECT_EQ(y.shape(), (Shape{0, 64}));
+  EXPECT_EQ(y.device(), gpu());
+  EXPECT_TRUE(op.built_entries("rms_norm").empty());
+  LayerNormFwdOp zero_width(Shape{0});
+  EXPECT_EQ(zero_width(Tensor::empty({5, 0}, DType::kFloat32, gpu())).shape(), (Shape{5, 0}));
+  FusedAddRMSNormFwdOp fused;
+  const Tensor e = Tensor::empty({0, 16}, DType::kFloat16, gpu());
+  EXPECT_EQ(fused(e, Tensor::empty({0, 16}, DType::kFloat16, gpu()),
+                  random_gpu({16}, DType::kFloat16, next_seed()))
+                .shape(),
+            (Shape{0, 16}));
+}
+
+TEST(CudaNorm, NonContiguousInputsAreCopiedFirst) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    // x is the transpose of a [n, rows] tensor: a strided view on the device.
+    const Tensor base = random_gpu({1024, 6}, dtype, next_seed());
+    const Tensor x = base.as_strided({6, 1024}, {1, 6}, 0);
+    ASSERT_FALSE(x.is_contiguous());
+    RMSNormFwdOp op(Shape{1024});
+    run_and_check(op, {x, random_gpu({1024}, dtype, next_seed())});
+    // The fused op writes its residual in place, through a contiguous copy for a strided one.
+    FusedAddRMSNormFwdOp fused;
+    const Tensor rbase = random_gpu({1024, 6}, dtype, next_seed());
+    run_and_check(
+        fused, {random_gpu({6, 1024}, dtype, next_seed()), rbase.as_strided({6, 1024}, {1, 6}, 0),
+                random_gpu({1024}, dtype, next_seed())});
+  }
+}
+
+TEST(CudaNorm, MisalignedViewsTakeTheGeneralPath) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    // One element past a 16-byte boundary: 2 bytes for 16-bit types, 4 for float32.
+    const auto offset = static_cast<std::int64_t>(dtype_size(dtype));
+    const Tensor x = view_at_offset(random_host({7, 2048}, dtype, next_seed()), offset);
+    const Tensor w = view_at_offset(random_host({2048}, dtype, next_seed()), offset);
+    RMSNormFwdOp op(Shape{2048});
+    run_and_check(op, {x, w});
+    EXPECT_EQ(only_key(op, "rms_norm"), "rms_norm_general_sm90");
+    LayerNormFwdOp ln(Shape{2048});
+    run_and_check(ln, {x, w, std::nullopt});
+    EXPECT_EQ(only_key(ln, "layer_norm"), "layer_norm_general_sm90");
+    // A misaligned out buffer counts too.
+    RMSNormFwdOp into(Shape{2048});
+    run_and_check(into, {random_gpu({7, 2048}, dtype, next_seed()), std::nullopt},
+                  CallOptions{view_at_offset(random_host({7, 2048}, dtype, next_seed()), offset)});
+    EXPECT_EQ(only_key(into, "rms_norm"), "rms_norm_general_sm90");
+  }
+}
+
+TEST(CudaNorm, SelectionByRowLength) {
+  TILEOPS_REQUIRE_CUDA();
+  struct Case {
+    std::int64_t n;
+    DType dtype;
+    const char* key;
+  };
+  for (const Case& c : {Case{128, DType::kBFloat16, "rms_norm_warp_sm90"},
+                        Case{1024, DType::kBFloat16, "rms_norm_warp_sm90"},
+                        Case{1032, DType::kBFloat16, "rms_norm_block_sm90"},
+                        Case{8192, DType::kBFloat16, "rms_norm_block_sm90"},
+                        Case{32768, DType::kBFloat16, "rms_norm_block_sm90"},
+                        Case{32776, DType::kBFloat16, "rms_norm_streaming_sm90"},
+                        Case{16384, DType::kFloat32, "rms_norm_block_sm90"},
+                        Case{16388, DType::kFloat32, "rms_norm_streaming_sm90"},
+                        Case{4097, DType::kBFloat16, "rms_norm_general_sm90"}}) {
+    SCOPED_TRACE(fmt::format("n={} {}", c.n, dtype_name(c.dtype)));
+    RMSNormFwdOp op(Shape{c.n});
+    op(random_gpu({2, c.n}, c.dtype, next_seed()));
+    EXPECT_EQ(only_key(op, "rms_norm"), c.key);
+  }
+}
+
+// Each implementation forced on shapes it claims, checked; a misaligned call it refuses fails
+// with its refusal.
+TEST(CudaNorm, EveryImplementationForced) {
+  TILEOPS_REQUIRE_CUDA();
+  const char* paths[] = {"warp", "block", "streaming", "general"};
+  for (const char* path : paths) {
+    // Rows every vector path holds (short, middle: a warp holds 512 float32 elements) and, for
+    // the paths beyond a warp, long ones.
+    std::vector<std::int64_t> lengths = {64, 512};
+    if (std::string(path) != "warp") lengths.push_back(8192);
+    if (std::string(path) == "streaming" || std::string(path) == "general")
+      lengths.push_back(40000);
+    if (std::string(path) == "general") lengths.push_back(4097);
+    for (DType dtype : kFloatDTypes)
+      for (std::int64_t n : lengths) {
+        SCOPED_TRACE(fmt::format("{} {} n={}", path, dtype_name(dtype), n));
+        {
+          const std::string key = fmt::format("rms_norm_{}_sm90", path);
+          EnvGuard force("TILEOPS_FORCE", key);
+          RMSNormFwdOp op(Shape{n}, 1e-5);
+          run_and_check(
+              op, {random_gpu({5, n}, dtype, next_seed()), random_gpu({n}, dtype, next_seed())},
+              CallOptions{poisoned_gpu({5, n}, dtype)});
+          EXPECT_EQ(only_key(op, "rms_norm"), key);
+        }
+        {
+          const std::string key = fmt::format("layer_norm_{}_sm90", path);
+          EnvGuard force("TILEOPS_FORCE", key);
+          LayerNormFwdOp op(Shape{n});
+          run_and_check(op,
+                        {random_gpu({5, n}, dtype, next_seed()),
+                         random_gpu({n}, dtype, next_seed()), random_gpu({n}, dtype, next_seed())},
+                        CallOptions{poisoned_gpu({5, n}, dtype)});
+          EXPECT_EQ(only_key(op, "layer_norm"), key);
+        }
+        {
+          const std::string key = fmt::format("fused_add_rms_norm_{}_sm90", path);
+          EnvGuard force("TILEOPS_FORCE", key);
+          FusedAddRMSNormFwdOp op(1e-5);
+          run_and_check(
+              op,
+              {random_gpu({5, n}, dtype, next_seed()), random_gpu({5, n}, dtype, next_seed()),
+               random_gpu({n}, dtype, next_seed())},
+              CallOptions{poisoned_gpu({5, n}, dtype)});
+          EXPECT_EQ(only_key(op, "fused_add_rms_norm"), key);
+        }
+      }
+    if (std::string(path) == "general") continue;
+    // A view two bytes past a 16-byte boundary: the forced vector path refuses, naming why, and
+    // writes nothing; the instance stays usable.
+    const std::string key = fmt::format("rms_norm_{}_sm90", path);
+    EnvGuard force("TILEOPS_FORCE", key);
+    RMSNormFwdOp op(Shape{1024});
+    const Tensor x = view_at_offset(random_host({3, 1024}, DType::kBFloat16, next_seed()), 2);
+    const Tensor out = poisoned_gpu({3, 1024}, DType::kBFloat16);
+    const std::string error = error_of<SelectionError>([&] { op(x, std::nullopt, {out}); });
+    EXPECT_NE(error.find("TILEOPS_FORCE=" + key + " refuses this call"), std::string::npos)
+        << error;
+    EXPECT_NE(error.find("aligned to 2 bytes"), std::string::npos) << error;
+    for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));
+    run_and_check(op, {random_gpu({3, 1024}, DType::kBFloat16, next_seed()), std::nullopt});
+  }
+}
+
+}  // namespace
+}  // namespace tileops::test_cuda
