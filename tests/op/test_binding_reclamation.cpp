@@ -66,11 +66,15 @@ constexpr std::string_view kNoDeviceEntry = R"yaml(
 )yaml";
 
 TEST(BindingReclamation, AFailingCallThatSelectedNothingRetiresNothing) {
+  // No accelerator: a call that no tensor, param or device places has no device to select for.
+  const auto accelerator_before = accelerator();
+  install_accelerator(nullptr);
   ToyOp op(toy_class(unique_op("NoDevice"), kNoDeviceEntry), {}, std::nullopt,
            [](ToyOp&, const CallArgs&) -> CallResult { throw std::runtime_error("no"); });
   for (int i = 0; i < 100; ++i) EXPECT_THROW(op.call(Inputs{}), std::runtime_error);
   EXPECT_EQ(op.serving_target(), std::nullopt);
   EXPECT_EQ(retired(op), 0u);
+  install_accelerator(accelerator_before);
 }
 
 // A group is kept while a call that began before it was retired is still running, and freed by
