@@ -158,8 +158,8 @@ TEST(CudaRuntime, CopyFromIntoStridedAndOverlappingDeviceViews) {
   Tensor buffer = row.to(gpu(), DType::kFloat32);
   Tensor head = buffer.as_strided({8}, {1}, 0);
   const Tensor tail = buffer.as_strided({8}, {1}, 4);
-  const std::vector<double> expected(host_values(row).values.begin() + 1,
-                                     host_values(row).values.end());
+  const std::vector<double> row_values = host_values(row).values;
+  const std::vector<double> expected(row_values.begin() + 1, row_values.end());
   head.copy_from(tail);
   EXPECT_EQ(host_values(head).values, expected);
 }
