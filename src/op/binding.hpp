@@ -86,8 +86,9 @@ struct Binding {
   // The miss path of Op::entry_for_call (op_kernels.cpp), out of line so that the hit path stays
   // small: under `build_mutex`, selects the implementation for `call`, finds or builds the entry
   // of (implementation, identity) and caches it for `call`, whose hash is `hash`.
-  std::shared_ptr<KernelInterface> build_entry(Op& op, int interface, const void* call,
-                                               std::size_t hash);
+  // Returns the table's slot, which lives as long as this binding.
+  const std::shared_ptr<KernelInterface>& build_entry(Op& op, int interface, const void* call,
+                                                      std::size_t hash);
 
   // Drops the built entries and target kernels (the entries live on while someone holds them);
   // the call-spec tables stay (Note [Binding group]).

@@ -23,9 +23,9 @@ const Op* CallFrame::enclosing_op() const noexcept {
   return nullptr;
 }
 
-void CallFrame::complete(std::shared_ptr<const manifest::SignatureCall> record) {
+void CallFrame::complete(const std::shared_ptr<const manifest::SignatureCall>& record) {
   pop();
-  if (!stack.empty()) stack.back()->sub_calls_.emplace_back(op_, std::move(record));
+  if (!stack.empty()) stack.back()->sub_calls_.emplace_back(op_, record);
 }
 
 }  // namespace tileops::detail

@@ -26,7 +26,7 @@ class CallFrame {
     return sub_calls_;
   }
   // Pops this frame and reports the completed call to the enclosing frame, if any.
-  void complete(std::shared_ptr<const manifest::SignatureCall> record);
+  void complete(const std::shared_ptr<const manifest::SignatureCall>& record);
   // The op whose call encloses this one on this thread (a composite running its stages), or null.
   const Op* enclosing_op() const noexcept;
 

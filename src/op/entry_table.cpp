@@ -11,8 +11,9 @@ void EntryTable::place(Slots& s, const Node* n) noexcept {
   s.slot[i].store(n, std::memory_order_release);
 }
 
-void EntryTable::insert(std::size_t hash, std::shared_ptr<const void> spec,
-                        std::shared_ptr<KernelInterface> entry) {
+const std::shared_ptr<KernelInterface>& EntryTable::insert(std::size_t hash,
+                                                           std::shared_ptr<const void> spec,
+                                                           std::shared_ptr<KernelInterface> entry) {
   // Everything that can throw comes first, so that a failed insert leaves the table as it was.
   Slots* live = arrays_.empty() ? nullptr : arrays_.back().get();
   std::unique_ptr<Slots> grown;
@@ -23,13 +24,14 @@ void EntryTable::insert(std::size_t hash, std::shared_ptr<const void> spec,
   const Node& node = nodes_.emplace_back(Node{hash, std::move(spec), std::move(entry)});
   if (!grown) {
     place(*live, &node);
-    return;
+    return node.entry;
   }
   // Grown: a fresh array holding every node, published whole; the old one stays for the readers
   // still probing it.
   for (const Node& n : nodes_) place(*grown, &n);
   slots_.store(grown.get(), std::memory_order_release);
   arrays_.push_back(std::move(grown));
+  return node.entry;
 }
 
 }  // namespace tileops::detail

@@ -48,10 +48,10 @@ class EntryTable {
     }
   }
 
-  // Caches `entry` for `spec` (a copy the table keeps), which must not be cached yet. The caller
-  // holds the build mutex of the binding that owns the table.
-  void insert(std::size_t hash, std::shared_ptr<const void> spec,
-              std::shared_ptr<KernelInterface> entry);
+  // Caches `entry` for `spec` (a copy the table keeps), which must not be cached yet, and returns
+  // the table's slot for it. The caller holds the build mutex of the binding that owns the table.
+  const std::shared_ptr<KernelInterface>& insert(std::size_t hash, std::shared_ptr<const void> spec,
+                                                 std::shared_ptr<KernelInterface> entry);
 
   std::size_t size() const noexcept { return nodes_.size(); }
 

@@ -111,12 +111,12 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     if (!cls_.stages().empty() || !frame.sub_calls().empty())
       filling->file_stages(file_by_stage(frame.sub_calls()));
     std::shared_ptr<const manifest::SignatureCall> record = records_->publish(std::move(filling));
+    frame.complete(record);                                   // copied only for an enclosing call
     std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
     {
       std::lock_guard<std::mutex> lock(running_mutex_);
-      previous = std::exchange(last_call_, record);
+      previous = std::exchange(last_call_, std::move(record));
     }
-    frame.complete(std::move(record));
     return result;
   } catch (const std::exception&) {
     // Table 6: undo the target selection this call made; last_call stays.

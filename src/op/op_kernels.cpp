@@ -156,7 +156,8 @@ std::vector<std::pair<std::string, std::string>> Op::key_verdicts(int interface,
   return out;
 }
 
-std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, const void* call) {
+const std::shared_ptr<KernelInterface>& Op::entry_for_call(std::type_index interface,
+                                                           const void* call) {
   int i = interface_by_address(installed_->interfaces, interface);
   if (i < 0) i = interface_index(interface);
   detail::ReadSection reading;  // Note [Binding reclamation]
@@ -167,8 +168,9 @@ std::shared_ptr<KernelInterface> Op::entry_for_call(std::type_index interface, c
   return b->build_entry(*this, i, call, hash);
 }
 
-std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interface,
-                                                              const void* call, std::size_t hash) {
+const std::shared_ptr<KernelInterface>& detail::Binding::build_entry(Op& op, int interface,
+                                                                     const void* call,
+                                                                     std::size_t hash) {
   InterfaceCache& cache = *caches[interface];
   const CallSpecOps& ops = cache.by_call.ops();
   std::lock_guard<std::mutex> build_lock(build_mutex);
@@ -206,8 +208,7 @@ std::shared_ptr<KernelInterface> detail::Binding::build_entry(Op& op, int interf
     if (op.tune_requested_.load())
       if (auto kernel = std::dynamic_pointer_cast<Kernel>(entry)) kernel->request_tune();
   }
-  cache.by_call.insert(hash, ops.copy(call), entry);
-  return entry;
+  return cache.by_call.insert(hash, ops.copy(call), entry);
 }
 
 std::vector<BuiltEntry> Op::built_entries(std::string_view interface) const {

@@ -7,10 +7,8 @@
 namespace tileops::detail {
 
 std::unique_ptr<manifest::SignatureCall> RecordPool::take() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (spare_) return std::move(spare_);
-  }
+  if (manifest::SignatureCall* spare = spare_.exchange(nullptr, std::memory_order_acquire))
+    return std::unique_ptr<manifest::SignatureCall>(spare);
   return manifest::SignaturePlan::new_record();
 }
 
@@ -23,14 +21,11 @@ std::shared_ptr<manifest::SignatureCall> RecordPool::publish(
 }
 
 void RecordPool::give_back(std::unique_ptr<manifest::SignatureCall> record) noexcept {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!spare_) {
-      spare_ = std::move(record);
-      return;
-    }
-  }
-  // `record` is deleted here, outside the lock.
+  manifest::SignatureCall* empty = nullptr;
+  if (spare_.compare_exchange_strong(empty, record.get(), std::memory_order_release,
+                                     std::memory_order_relaxed))
+    record.release();  // the pool's spare now
+  // Otherwise `record` is deleted here: the pool keeps one spare.
 }
 
 }  // namespace tileops::detail

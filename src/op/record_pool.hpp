@@ -4,12 +4,14 @@
 // op's pool when the last holder lets go, so the next call refills it (no allocation of its
 // vectors, no copy of the params) instead of building a new one. Returning through the deleter
 // orders every holder's reads before the refill (the count's release-acquire decrement, then the
-// pool's mutex), which watching use_count() would not. The pool is shared with the deleters, so
-// a record released after its op died is simply deleted by the pool's last owner.
+// spare slot's release-acquire exchange), which watching use_count() would not. The spare slot is
+// one atomic pointer, so taking and giving back cost one atomic operation each and no lock. The
+// pool is shared with the deleters, so a record released after its op died is simply deleted by the
+// pool's last owner.
 #pragma once
 
+#include <atomic>
 #include <memory>
-#include <mutex>
 
 #include "tileops/manifest/signature_call.hpp"
 
@@ -24,9 +26,13 @@ class RecordPool : public std::enable_shared_from_this<RecordPool> {
   // Keeps `record` as the spare when there is none, else deletes it.
   void give_back(std::unique_ptr<manifest::SignatureCall> record) noexcept;
 
+  RecordPool() = default;
+  RecordPool(const RecordPool&) = delete;
+  RecordPool& operator=(const RecordPool&) = delete;
+  ~RecordPool() { delete spare_.load(std::memory_order_acquire); }
+
  private:
-  std::mutex mutex_;
-  std::unique_ptr<manifest::SignatureCall> spare_;
+  std::atomic<manifest::SignatureCall*> spare_{nullptr};
 };
 
 }  // namespace tileops::detail

@@ -133,15 +133,7 @@ class Op {
   // The entry of `I` serving `call`; builds it on the first call of its identity.
   template <class I>
   std::shared_ptr<I> kernel_for(const typename I::Call& call) {
-    if (call.stated_facts) refuse_stated_facts(typeid(I));
-    if (!call.device) {
-      if (std::optional<Device> current = current_accelerator_device()) {
-        typename I::Call on_device = call;
-        on_device.device = current;
-        return std::static_pointer_cast<I>(entry_for_call(typeid(I), &on_device));
-      }
-    }
-    return std::static_pointer_cast<I>(entry_for_call(typeid(I), &call));
+    return std::static_pointer_cast<I>(entry_slot<I>(call));
   }
   // The key selection picks for `call` under `interface` (reference §3.3), without building.
   // ContractError when `call` is not the interface's call spec type. Like a kernel_for miss, it
@@ -195,12 +187,35 @@ class Op {
         hold_delegate(stage, std::move(identity), std::move(given), params, typeid(T)));
   }
 
+  // kernel_for for a forward(): the entry by reference, which stays valid until the call returns
+  // (the call's read section keeps the binding that holds it alive, Note [Binding reclamation]),
+  // so a cache hit copies no shared_ptr.
+  template <class I>
+  I& kernel_entry(const typename I::Call& call) {
+    return static_cast<I&>(*entry_slot<I>(call));
+  }
+
   // Allocates output `i` of the call on the call device (contiguous, from the device allocator).
   Tensor allocate_output(const CallArgs& args, std::size_t i) const;
 
  private:
   friend struct detail::Binding;
-  std::shared_ptr<KernelInterface> entry_for_call(std::type_index interface, const void* call);
+  // The cached entry of `I` for `call`: the call-spec table's own slot, which lives as long as the
+  // binding that holds it.
+  template <class I>
+  const std::shared_ptr<KernelInterface>& entry_slot(const typename I::Call& call) {
+    if (call.stated_facts) refuse_stated_facts(typeid(I));
+    if (!call.device) {
+      if (std::optional<Device> current = current_accelerator_device()) {
+        typename I::Call on_device = call;
+        on_device.device = current;
+        return entry_for_call(typeid(I), &on_device);
+      }
+    }
+    return entry_for_call(typeid(I), &call);
+  }
+  const std::shared_ptr<KernelInterface>& entry_for_call(std::type_index interface,
+                                                         const void* call);
   int interface_index(std::type_index interface) const;
   int interface_index(std::string_view interface) const;
   // interface_index, after checking that `call` is the type of the interface's call spec.

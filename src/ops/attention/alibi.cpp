@@ -21,9 +21,9 @@ KernelCalls AlibiFwdOp::kernel_calls(const CallArgs& args) const {
 }
 
 CallResult AlibiFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::AlibiFwdInterface>(alibi_call(*this, args));
+  auto& kernel = kernel_entry<kernels::AlibiFwdInterface>(alibi_call(*this, args));
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), out);
+  kernel.forward(args.context(), out);
   return ops::single_output(std::move(out));
 }
 

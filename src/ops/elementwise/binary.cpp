@@ -23,10 +23,10 @@ KernelCalls AddFwdOp::kernel_calls(const CallArgs& args) const {
 }
 
 CallResult AddFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::AddFwdInterface>(binary_call(args));
+  auto& kernel = kernel_entry<kernels::AddFwdInterface>(binary_call(args));
   const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), *a, *b, alpha(), out);
+  kernel.forward(args.context(), *a, *b, alpha(), out);
   return ops::single_output(std::move(out));
 }
 
@@ -35,10 +35,10 @@ KernelCalls MulFwdOp::kernel_calls(const CallArgs& args) const {
 }
 
 CallResult MulFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::MulFwdInterface>(binary_call(args));
+  auto& kernel = kernel_entry<kernels::MulFwdInterface>(binary_call(args));
   const ops::ContiguousInput a(args, 0), b(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), *a, *b, out);
+  kernel.forward(args.context(), *a, *b, out);
   return ops::single_output(std::move(out));
 }
 

@@ -19,13 +19,13 @@ KernelCalls FusedAddRMSNormFwdOp::kernel_calls(const CallArgs& args) const {
 }
 
 CallResult FusedAddRMSNormFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::FusedAddRMSNormFwdInterface>(norm_call(*this, args));
+  auto& kernel = kernel_entry<kernels::FusedAddRMSNormFwdInterface>(norm_call(*this, args));
   const ops::ContiguousInput x(args, 0), weight(args, 2);
   // The residual is written in place, so a strided one is updated through a contiguous copy.
   Tensor residual = args.input(1);
   Tensor work = residual.is_contiguous() ? residual : residual.contiguous();
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), *x, work, *weight, out);
+  kernel.forward(args.context(), *x, work, *weight, out);
   if (!residual.is_contiguous()) residual.copy_from(work);
   return ops::single_output(std::move(out));
 }

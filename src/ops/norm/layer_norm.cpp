@@ -16,10 +16,10 @@ KernelCalls LayerNormFwdOp::kernel_calls(const CallArgs& args) const {
 }
 
 CallResult LayerNormFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::LayerNormFwdInterface>(norm_call(*this, args));
+  auto& kernel = kernel_entry<kernels::LayerNormFwdInterface>(norm_call(*this, args));
   const ops::ContiguousInput x(args, 0), weight(args, 1), bias(args, 2);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), *x, weight.get(), bias.get(), out);
+  kernel.forward(args.context(), *x, weight.get(), bias.get(), out);
   return ops::single_output(std::move(out));
 }
 

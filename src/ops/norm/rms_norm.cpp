@@ -19,10 +19,10 @@ KernelCalls RMSNormFwdOp::kernel_calls(const CallArgs& args) const {
 // The kernel is selected before a strided input is copied, so a call that no kernel serves
 // copies nothing.
 CallResult RMSNormFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::RMSNormFwdInterface>(norm_call(*this, args));
+  auto& kernel = kernel_entry<kernels::RMSNormFwdInterface>(norm_call(*this, args));
   const ops::ContiguousInput x(args, 0), weight(args, 1);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), *x, weight.get(), out);
+  kernel.forward(args.context(), *x, weight.get(), out);
   return ops::single_output(std::move(out));
 }
 

@@ -12,10 +12,10 @@ KernelCalls AmaxFwdOp::kernel_calls(const CallArgs& args) const {
 
 CallResult AmaxFwdOp::forward(const CallArgs& args) {
   const std::vector<bool> reduced = ops::reduced_axes(dim(), args.input(0).dim());
-  auto kernel = kernel_for<kernels::AmaxFwdInterface>(ops::reduction_call(reduced, args));
+  auto& kernel = kernel_entry<kernels::AmaxFwdInterface>(ops::reduction_call(reduced, args));
   const ops::ContiguousInput x(args, 0);
   Tensor out = allocate_output(args, 0);
-  kernel->forward(args.context(), *x, reduced, out);
+  kernel.forward(args.context(), *x, reduced, out);
   return ops::single_output(std::move(out));
 }
 

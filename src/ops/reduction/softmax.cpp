@@ -10,10 +10,10 @@ KernelCalls SoftmaxFwdOp::kernel_calls(const CallArgs& args) const {
 }
 
 CallResult SoftmaxFwdOp::forward(const CallArgs& args) {
-  auto kernel = kernel_for<kernels::SoftmaxFwdInterface>(ops::softmax_call(dim(), args));
+  auto& kernel = kernel_entry<kernels::SoftmaxFwdInterface>(ops::softmax_call(dim(), args));
   const ops::ContiguousInput x(args, 0);
   Tensor out = allocate_output(args, 0);
-  ops::run_along_axis(*kernel, args, *x, dim(), out);
+  ops::run_along_axis(kernel, args, *x, dim(), out);
   return ops::single_output(std::move(out));
 }
 
