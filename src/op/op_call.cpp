@@ -77,7 +77,7 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_into(*filling, construction_, inputs, out, &current_accelerator_device);
     const manifest::SignatureCall& call = *filling;
     const std::optional<Device> device = call.device();
-    // Note [Call device scope]: the device current and the stream resolved for the whole call.
+    // See Note [Call device scope]: the device current and the stream resolved for the whole call.
     const detail::CallDeviceScope scope(name(), call, inputs, options.stream);
     const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
     CallArgs args{inputs, out, call, scope.stream(), ctor_tensors};

@@ -286,8 +286,8 @@ TEST(Concurrency, HitsAndCallsStayRightWhileGroupsAreRetiredAndFreed) {
   EXPECT_EQ(detail::Binding::retired_count(op), 0u);
 }
 
-// Note [Dispatch sink removal]: sinks come and go while other threads select; a sink runs on one
-// thread at a time, and once removed it hears nothing more.
+// See Note [Dispatch sink removal]: sinks come and go while other threads select; a sink runs on
+// one thread at a time, and once removed it hears nothing more.
 TEST(Concurrency, DispatchSinksAddedAndRemovedWhileThreadsSelect) {
   ToyOp op(with_selection_table(toy_class(unique_op("Sinks"))));
   std::atomic<int> selections{0};

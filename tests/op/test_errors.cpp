@@ -292,7 +292,7 @@ TEST(Errors, DispatchLogPrintsSelectionsAndRefusals) {
                 "positive\n");
 }
 
-// Note [Errors inside a stage]: a sub-op's error reaches the composite's caller with its type,
+// See Note [Errors inside a stage]: a sub-op's error reaches the composite's caller with its type,
 // prefixed with the composite and the stage it came from.
 TEST(Errors, AStageErrorNamesTheCompositeAndTheStage) {
   const std::string name = unique_op("StageError");

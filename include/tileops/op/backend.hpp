@@ -80,9 +80,10 @@ void load_backend(const std::string& path);
 // bumps it:
 //   - the loader's protocol: the two exported symbols and their types (below);
 //   - BackendRegistrar, Detector, KernelBuilder, TargetKernel and TargetCall (this header);
-//   - every kernel interface: KernelInterface, Kernel (its tuning hooks and the device it records), each interface's
-//     virtual functions and call spec type (CallSpecBase, DeviceFacts, each `Call`), KernelType,
-//     EntryRecipe and Identity (op/kernel.hpp, op/identity.hpp, kernels/<family>/interface.hpp);
+//   - every kernel interface: KernelInterface, Kernel (its tuning hooks and the device it
+//     records), each interface's virtual functions and call spec type (CallSpecBase,
+//     DeviceFacts, each `Call`), KernelType, EntryRecipe and Identity (op/kernel.hpp,
+//     op/identity.hpp, kernels/<family>/interface.hpp);
 //   - the kernel context: what a kernel is handed or reads around a call (Tensor, Storage, Shape,
 //     Device, DType, Stream, TensorSpec, Value and ParamMap, the accelerator provider and
 //     allocators) and the error types a kernel may throw.

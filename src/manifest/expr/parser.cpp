@@ -511,7 +511,7 @@ AstPtr parse(std::string_view source) {
   };
   if (source.size() > kMaxLength) throw too_long(source.size(), "");
   AstPtr ast = Parser(source).run();
-  // Note [Expression limits]: the canonical form is bounded too.
+  // See Note [Expression limits]: the canonical form is bounded too.
   if (std::size_t length = unparse(*ast).size(); length > kMaxLength)
     throw too_long(length, " in canonical form");
   return ast;
