@@ -1,4 +1,4 @@
-// The call check (reference §5.2) and the result check (§5.5).
+// The call check and the result check (docs/framework.md, Signature plans).
 #include <fmt/format.h>
 
 #include "manifest/plan_exec.hpp"

@@ -1,4 +1,5 @@
-// Op construction (seeds: construction-and-calls Table 1), the instance registry and accessors.
+// Op construction (docs/seeds.md, construction-and-calls Table 1), the instance registry and
+// accessors.
 #include "tileops/op/op.hpp"
 
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// The call check (reference §5.2): every check, in order, with the full text of its CheckError.
+// The call check (docs/framework.md): every check, in order, with the full text of its CheckError.
 #include <gtest/gtest.h>
 
 #include "manifest_test_util.hpp"

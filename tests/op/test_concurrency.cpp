@@ -1,5 +1,5 @@
-// Calls on one instance from several threads (ARCHITECTURE.md §6 "Concurrency"). Run these under
-// the tsan preset too.
+// Calls on one instance from several threads (docs/framework.md, The binding group). Run these
+// under the tsan preset too.
 #include <gtest/gtest.h>
 
 #include <barrier>

@@ -1,5 +1,5 @@
-// The errors of the op framework (ARCHITECTURE.md §4): their types, their text, TILEOPS_FORCE and
-// TILEOPS_LOG=dispatch. After each error the instance stays usable.
+// The errors of the op framework (include/tileops/core/error.hpp, docs/framework.md): their types,
+// their text, TILEOPS_FORCE and TILEOPS_LOG=dispatch. After each error the instance stays usable.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

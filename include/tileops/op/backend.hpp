@@ -1,4 +1,4 @@
-// Backends (seeds: construction-and-calls §4; reference §4): a backend joins either by adding an
+// Backends (docs/seeds.md, construction-and-calls Table 4): a backend joins either by adding an
 // implementation to an op's kernel interface (register_kernel_type), or as a target that serves
 // whole ops (register_detector + register_kernel_builder). Shared-library backends export two C
 // symbols, `tileops_backend_abi_version` and `tileops_backend_register`, and register
