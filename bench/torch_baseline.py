@@ -28,7 +28,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-CEILING_BYTES_PER_S = 4.25e12  # PERFORMANCE.md: the H200's measured device-to-device copy
+CEILING_BYTES_PER_S = 4.25e12  # docs/cuda.md: the H200's measured device-to-device copy
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
           "int32": torch.int32, "int64": torch.int64}
 FLOAT32_EPS = 1.1920928955078125e-07  # eps = None in the manifest (docs/manifest.md §4.1)
@@ -95,7 +95,7 @@ def random_input(spec, generator):
     shape = spec["shape"]
     if dtype.is_floating_point:
         t = torch.randn(shape, generator=generator, dtype=torch.float32, device="cuda").to(dtype)
-        return t.masked_fill_(t == 0, 1.0)  # never time zeros (METHOD.md)
+        return t.masked_fill_(t == 0, 1.0)  # never time zeros (tools/workloads/workload_cases.hpp)
     return torch.randint(0, 9, shape, generator=generator, dtype=dtype, device="cuda")
 
 

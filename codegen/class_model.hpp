@@ -27,7 +27,8 @@ struct InputModel {
 };
 
 // A stage of a composite. A required stage whose sub-op's required params the composite declares
-// too is held at construction (seeds: composite-ops Table 1, row 1), its params taken by name.
+// too is held at construction (docs/seeds.md, composite-ops Table 1, row 1), its params taken by
+// name.
 struct StageModel {
   std::string name;
   std::string op;

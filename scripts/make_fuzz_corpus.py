@@ -3,8 +3,8 @@
 fuzz/corpus/expr/ as one file each, and each family file into fuzz/corpus/manifest/.
 
 Expressions live in shape axes, shape_rules, let values, dtype fields, mutated/optional
-conditions and roofline formulas (MANIFEST.md). Files are named by a hash of their text, so a
-rerun adds new expressions without duplicating old ones; hand-written seeds (seed-*) are kept.
+conditions and roofline formulas (docs/manifest.md §6). Files are named by a hash of their text,
+so a rerun adds new expressions without duplicating old ones; hand-written seeds (seed-*) are kept.
 Family files are copied under their own names, so a rerun refreshes them; the small broken
 manifests beside them (broken-*, from tests/data/manifests/broken/) are kept.
 

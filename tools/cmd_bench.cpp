@@ -1,5 +1,5 @@
 // `tileops bench`: the manifest's workloads on the best device present, with time, GB/s, TFLOP/s
-// from the op's own roofline and the fraction of the device's ceiling (PERFORMANCE.md, Method).
+// from the op's own roofline and the fraction of the device's ceiling (docs/cuda.md, Ceilings).
 // On a CUDA device the timing follows Note [CUDA bench] (bench_cuda.cpp); on the CPU, a host
 // clock around each call.
 #include <fmt/format.h>
@@ -49,7 +49,7 @@ Ceiling ceiling_of(Device device) {
     const std::string name = cuda_device_name(device);
     return {4.25e12, 783e12,
             fmt::format("{}; ceilings of the H200: 4.25 TB/s copy, 783 TFLOP/s bf16 "
-                        "(PERFORMANCE.md)",
+                        "(docs/cuda.md)",
                         name.empty() ? device.str() : name)};
   }
   return measure_cpu_ceiling();

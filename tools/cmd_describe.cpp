@@ -1,5 +1,17 @@
 // `tileops describe`: an op's reference page, rendered from the manifest (and the registered
-// class's implementation table). The same Markdown is printed and written by --write-docs.
+// class's implementation table). The same Markdown is printed and written by --write-docs, except
+// for what depends on the build (Note [Pages every build agrees on]).
+//
+// Note [Pages every build agrees on]
+//   The pages under docs/ops are committed, and a test (Cli.CommittedOpPagesAreCurrent) holds them
+//   to what `describe --all --write-docs` writes, in every build that runs the tests. An op's
+//   kernel interfaces and implementations are not the same in every build: kernels/<family>/
+//   impls.cpp adds its CUDA rows only under TILEOPS_WITH_CUDA, and an interface exists only where
+//   one of its rows does. So a written page carries what the manifest and the op class's
+//   declaration decide (signature, roofline, effect branches, tolerances, composite stages,
+//   workloads) and points to the live table; printing without --write-docs adds this build's
+//   interfaces and implementations. One committed page is then true of the CPU and the CUDA
+//   build alike, and the test can run in both.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -104,8 +116,8 @@ void effect_branches(std::ostream& os, const manifest::SignaturePlan& plan) {
   const Entry& e = plan.entry();
   os << "## Effect branches\n\n";
   if (e.composition) {
-    os << "A composite op gets no compile-boundary operator; its stages' ops do (MANIFEST.md "
-          "§10).\n\n";
+    os << "A composite op gets no compile-boundary operator; its stages' ops do "
+          "(docs/manifest.md §7).\n\n";
     return;
   }
   if (e.workloads.empty()) return;
@@ -129,7 +141,9 @@ void effect_branches(std::ostream& os, const manifest::SignaturePlan& plan) {
   os << "\n";
 }
 
-void implementations(std::ostream& os, const std::string& op) {
+// `this_build`: the interfaces and the implementation rows of this build (Note [Pages every build
+// agrees on]); otherwise a pointer to them.
+void implementations(std::ostream& os, const std::string& op, bool this_build) {
   os << "## Implementations\n\n";
   const RegisteredOp* reg = find_op_class(op);
   if (!reg) {
@@ -141,6 +155,14 @@ void implementations(std::ostream& os, const std::string& op) {
     os << "Composite; stages in order:\n\n";
     for (const StageDecl& s : cls.stages()) os << fmt::format("- `{}`: {}\n", s.name, s.op_name);
     os << "\n";
+  }
+  if (!this_build) {
+    os << fmt::format(
+        "The kernel interfaces and implementations depend on the build (`kernels/<family>/"
+        "impls.cpp` adds its CUDA rows to a CUDA build only): `tileops describe {}` prints this "
+        "build's, and `tileops list` every op's keys.\n\n",
+        op);
+    return;
   }
   if (!cls.interfaces().empty()) {
     std::vector<std::string> names;
@@ -281,7 +303,7 @@ std::string render(const std::shared_ptr<const Entry>& entry, const DescribeOpti
                       references::tolerance(d).atol);
   os << "\n";
 
-  implementations(os, e.name);
+  implementations(os, e.name, !options.write_docs);
   workloads(os, e);
   std::string page = os.str();
   while (page.size() > 1 && page[page.size() - 2] == '\n') page.pop_back();

@@ -29,7 +29,9 @@ struct DescribeOptions {
   std::string semantics_file = "docs/manifest.md";  // where the per-op semantics lines come from
 };
 // Prints (or writes) the reference page of each op: signature, dtypes, rules, roofline, effect
-// branches with their operator names, implementations, workloads, tolerances.
+// branches with their operator names, implementations, workloads, tolerances. A written page
+// leaves out what depends on the build, this build's implementations (Note [Pages every build
+// agrees on] in cmd_describe.cpp).
 int run_describe(const DescribeOptions& options);
 
 // Which workload case a single-call command uses.

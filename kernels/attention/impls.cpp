@@ -1,4 +1,4 @@
-// The attention family's implementation table (STYLE.md habit 2): one row per implementation.
+// The attention family's implementation table (docs/framework.md): one row per implementation.
 #include "kernels/attention/cpu/attention_kernels.hpp"
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/attention.hpp"

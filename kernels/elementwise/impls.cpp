@@ -1,4 +1,4 @@
-// The elementwise family's implementation table (STYLE.md habit 2): one row per implementation.
+// The elementwise family's implementation table (docs/framework.md): one row per implementation.
 // The CUDA rows exist in CUDA builds only.
 #include "kernels/elementwise/cpu/elementwise_kernels.hpp"
 #include "tileops/op/implementation_table.hpp"

@@ -1,6 +1,6 @@
-// The norm family's implementation table (STYLE.md habit 2): one row per implementation. Precedence
-// is declared by each implementation (general, preferred_over), never by the order here. The CUDA
-// rows exist in CUDA builds only.
+// The norm family's implementation table (docs/framework.md): one row per implementation.
+// Precedence is declared by each implementation (general, preferred_over), never by the order here.
+// The CUDA rows exist in CUDA builds only.
 #include "kernels/norm/cpu/norm_kernels.hpp"
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/norm.hpp"

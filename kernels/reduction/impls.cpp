@@ -1,4 +1,4 @@
-// The reduction family's implementation table (STYLE.md habit 2): one row per implementation.
+// The reduction family's implementation table (docs/framework.md): one row per implementation.
 #include "kernels/reduction/cpu/reduction_kernels.hpp"
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/reduction.hpp"

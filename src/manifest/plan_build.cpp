@@ -535,7 +535,8 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
   // Note [Ctor tensor dtypes]: a construction-time tensor whose dtype is a DType index that a
   // required input also carries takes its dtype from the call: construction checks it against
   // the index's set only, the call's input binds the index, and the op casts the tensor to it
-  // (seeds: class-structure Table 2, running group). Any other ctor tensor dtype index is fixed
+  // (docs/seeds.md, class-structure Table 2, running group). Any other ctor tensor dtype index is
+  // fixed
   // at construction, and the call's tensors must match it.
   for (std::size_t ti = 0; ti < d.tensors.size(); ++ti) {
     PlanTensor& t = d.tensors[ti];

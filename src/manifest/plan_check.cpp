@@ -1,4 +1,4 @@
-// The call check (reference §5.2) and the result check (§5.5).
+// The call check and the result check (docs/framework.md, Signature plans).
 #include <fmt/format.h>
 
 #include "manifest/plan_exec.hpp"
@@ -221,7 +221,7 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     rec.dtype =
         detail::operand(d, t.dtype, t.dtype_direct, call.frame_, value, {t.decl->name, "dtype"})
             .as_dtype();
-    // Note [Sizes that overflow]
+    // See Note [Sizes that overflow]
     const std::optional<std::int64_t> numel = rec.shape.checked_numel();
     if (!numel)
       fail(d, fmt::format("output {} has shape {}, whose element count overflows int64",

@@ -1,4 +1,5 @@
-// The construction check (reference §5.1) and the lazy specialisation per construction point.
+// The construction check (docs/seeds.md, construction-and-calls Table 1, step 2) and the lazy
+// specialisation per construction point.
 #include <fmt/format.h>
 
 #include <algorithm>

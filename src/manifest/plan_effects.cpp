@@ -1,4 +1,4 @@
-// Effect branches and operator names (reference §2.8, §7.2) and roofline evaluation (§2.10).
+// Effect branches, operator names and roofline evaluation (docs/manifest.md §7).
 #include <fmt/format.h>
 
 #include <cctype>
@@ -53,7 +53,7 @@ RooflineResult SignaturePlan::eval_roofline(const SignatureCall& call) const {
 
 namespace {
 
-// Abbreviations that stay one word in operator names (reference §7.2).
+// Abbreviations that stay one word in operator names (docs/manifest.md §7).
 constexpr const char* kAbbreviations[] = {"W4A16", "W4A8", "W8A8", "FP8", "INT8", "INT4", "C2C",
                                           "TopK",  "TopP", "MinP", "MoE", "RoPE", "YaRN", "MLP",
                                           "FFT",   "RMS",  "NSA",  "MLA", "GQA",  "SSD",  "MHC"};

@@ -72,7 +72,7 @@ std::vector<std::string> split_top_level(std::string_view s, char sep) {
   return out;
 }
 
-// Note [No std::regex in the loader]: each matcher is one pass over the text.
+// See Note [No std::regex in the loader]: each matcher is one pass over the text.
 
 bool is_op_class_name(std::string_view s) {
   return s.size() >= 3 && is_upper(s[0]) && s.ends_with("Op") &&

@@ -1,4 +1,5 @@
-// The process-wide backend registry behind backend.hpp, and target selection (reference §4.2-4.3).
+// The process-wide backend registry behind backend.hpp, and target selection (docs/seeds.md,
+// construction-and-calls §4).
 #pragma once
 
 #include <map>
@@ -32,7 +33,8 @@ auto with_registry(F&& f) {
   return f(registry_unlocked());
 }
 
-// Loads the backends named by TILEOPS_BACKENDS, once per process (Table 1, step 1).
+// Loads the backends named by TILEOPS_BACKENDS, once per process (construction-and-calls Table 1,
+// step 1).
 void ensure_backends_loaded();
 
 std::vector<KernelType> registered_kernel_types(const std::string& op);
@@ -42,7 +44,7 @@ std::string targets_for(const std::string& op);
 // " (N backend(s) failed to load; see load_failures())" when some did, else "".
 std::string load_failure_note();
 
-// Target selection (reference §4.3): the requested target, else the process default, else
+// Target selection: the requested target, else the process default, else
 // detection from `device`. nullopt: no decision (no device to detect from).
 std::optional<Target> select_target(const std::optional<Target>& requested,
                                     const std::optional<Device>& device, const std::string& op);

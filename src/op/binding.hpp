@@ -1,5 +1,5 @@
-// The binding group of an instance (seeds: class-structure Table 3): the selected target and
-// every cache built under it.
+// The binding group of an instance (docs/seeds.md, class-structure Table 3): the selected target
+// and every cache built under it.
 //
 // Note [Binding group]: the group is one object, replaced whole by reset_binding. Retiring it
 // empties its built entries and target kernels under their locks at once, but not its call-spec
@@ -8,9 +8,9 @@
 // itself, with the entries its tables hold, is kept until no read section that may be inside it
 // is still open, then freed (Note [Binding reclamation] in read_section.hpp). Entries are
 // reference counted, so one running in another thread outlives the reset. The framework retires
-// a group when the call that selected its target fails (Table 6), and when the op's owner calls
-// reset_binding; a fresh group starts with empty tables that allocate nothing until their first
-// entry.
+// a group when the call that selected its target fails (construction-and-calls Table 6), and when
+// the op's owner calls reset_binding; a fresh group starts with empty tables that allocate nothing
+// until their first entry.
 #pragma once
 
 #include <atomic>

@@ -1,5 +1,6 @@
-// The thread-local call stack (seeds: Table 3 steps 1 and 7): each running call has a frame that
-// collects the calls its sub-ops complete, so the parent can file them under their stages.
+// The thread-local call stack (docs/seeds.md, construction-and-calls Table 3, steps 1 and 7): each
+// running call has a frame that collects the calls its sub-ops complete, so the parent can file
+// them under their stages.
 #pragma once
 
 #include <memory>

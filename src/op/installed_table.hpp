@@ -1,6 +1,6 @@
-// The implementation table an instance installs at construction (seeds: construction-and-calls
-// §4 "Installing the implementation table"), with the contract checks and the selection rules
-// of reference §3.2-§3.3.
+// The implementation table an instance installs at construction, with its contract checks
+// (docs/seeds.md, construction-and-calls §4, "Installing the implementation table") and the
+// selection rules (docs/framework.md, Kernel selection).
 #pragma once
 
 #include <string>
@@ -26,7 +26,7 @@ struct InstalledTable {
   // throws ContractError with the reference's messages.
   static InstalledTable install(const OpClass& cls, std::vector<KernelType> registered);
 
-  // Selection over `interface` for `call` (reference §3.3) on a device with `facts`. `force`:
+  // Selection over `interface` for `call` (docs/framework.md) on a device with `facts`. `force`:
   // TILEOPS_FORCE's key when it names a key of this interface, else empty.
   struct Choice {
     std::vector<ImplementationVerdict>

@@ -1,4 +1,5 @@
-// Op construction (seeds: construction-and-calls Table 1), the instance registry and accessors.
+// Op construction (docs/seeds.md, construction-and-calls Table 1), the instance registry and
+// accessors.
 #include "tileops/op/op.hpp"
 
 #include <fmt/format.h>
@@ -131,8 +132,8 @@ void Op::retire_binding() {
     std::lock_guard<std::mutex> lock(binding_mutex_);
     old = binding_;
     binding_ = std::make_shared<detail::Binding>(cls_.interfaces());
-    // Note [Binding reclamation]: unpublished first, then tagged with the next epoch; freed once
-    // every open read section entered at that epoch or later.
+    // See Note [Binding reclamation]: unpublished first, then tagged with the next epoch; freed
+    // once every open read section entered at that epoch or later.
     binding_fast_.store(binding_.get(), std::memory_order_seq_cst);
     retired_bindings_.emplace_back(old, detail::advance_epoch());
     const std::uint64_t oldest = detail::oldest_section();

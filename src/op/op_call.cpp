@@ -1,5 +1,5 @@
-// The seven steps of a call (seeds: construction-and-calls Table 3), target selection (§4) and
-// failure and undo (§6).
+// The seven steps of a call, target selection and failure and undo (docs/seeds.md,
+// construction-and-calls Table 3, §4 and §6).
 #include <fmt/format.h>
 
 #include <utility>
@@ -77,7 +77,7 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     plan_->check_into(*filling, construction_, inputs, out, &current_accelerator_device);
     const manifest::SignatureCall& call = *filling;
     const std::optional<Device> device = call.device();
-    // Note [Call device scope]: the device current and the stream resolved for the whole call.
+    // See Note [Call device scope]: the device current and the stream resolved for the whole call.
     const detail::CallDeviceScope scope(name(), call, inputs, options.stream);
     const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
     CallArgs args{inputs, out, call, scope.stream(), ctor_tensors};
@@ -148,7 +148,7 @@ bool Op::bind_target(const manifest::SignatureCall& call, detail::Binding*& bind
     }
   }
   // A composite without its own kernels runs its composition under any target; the in-tree
-  // path reports BUILTIN as the serving target (reference §4.3 note).
+  // path reports BUILTIN as the serving target (docs/framework.md, Composite ops).
   b.serving = b.builder ? chosen : std::optional<Target>(Target::builtin());
   b.resolved.store(true, std::memory_order_release);
   return true;
@@ -186,8 +186,8 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
         throw OpNotAvailableError(
             fmt::format("{}: target '{}' built a kernel for {} that is not callable", name(),
                         b->serving ? b->serving->str() : "?", name()));
-      // A tuning request reaches the kernel with its device current, whenever it comes (seeds:
-      // construction-and-calls §5), not only while it is built.
+      // A tuning request reaches the kernel with its device current, whenever it comes
+      // (docs/seeds.md, construction-and-calls §5), not only while it is built.
       if (built->kernel.request_tune)
         built->kernel.request_tune = [tune = std::move(built->kernel.request_tune),
                                       device = args.call.device()] {

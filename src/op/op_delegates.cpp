@@ -1,4 +1,4 @@
-// Holding sub-ops (seeds: composite-ops §1).
+// Holding sub-ops (docs/seeds.md, composite-ops §1).
 #include <fmt/format.h>
 
 #include "op/type_name.hpp"

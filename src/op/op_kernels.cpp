@@ -1,4 +1,5 @@
-// Kernel selection and the entry caches (seeds: construction-and-calls §5; reference §3.3-3.4).
+// Kernel selection and the entry caches (docs/seeds.md, construction-and-calls §5;
+// docs/framework.md, Kernel selection).
 #include <fmt/format.h>
 
 #include <cstdlib>

@@ -1,4 +1,4 @@
-// Effect branches and operator names (reference §2.8, §7.2) and roofline evaluation (§2.10).
+// Effect branches, operator names and roofline evaluation (docs/manifest.md §7).
 #include <gtest/gtest.h>
 
 #include "common/toy_entries.hpp"

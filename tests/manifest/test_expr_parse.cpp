@@ -182,7 +182,7 @@ TEST(ExprParse, Limits) {
   EXPECT_EQ(parse_error(long_src), "column 1: expression is longer than 4096 characters (4097)");
 }
 
-// Note [Expression limits]: whatever parse() accepts prints as text that parse() accepts again.
+// See Note [Expression limits]: whatever parse() accepts prints as text that parse() accepts again.
 TEST(ExprParse, CanonicalFormIsBoundedLikeTheSource) {
   // 1445 ones are 2,891 characters as written and 4,335 as printed, with ", " between them: the
   // length of the expression fuzzer's finding, an expression that parse() accepted and then

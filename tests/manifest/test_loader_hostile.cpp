@@ -41,7 +41,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Note [No std::regex in the loader]: a word of a million characters used to overflow the stack
+// See Note [No std::regex in the loader]: a word of a million characters used to overflow the stack
 // of the matcher for op names, families and scalars.
 constexpr std::size_t kLongWord = 1'000'000;
 
@@ -73,7 +73,7 @@ TEST(LoaderHostile, LongFamilyIsReportedNotOverflowed) {
   EXPECT_TRUE(ends_with(d[1], "-' is not a snake_case family name")) << d[1].substr(0, 80);
 }
 
-// Note [YAML exceptions]: yaml-cpp bounds its nesting and said "bad file" when it was passed.
+// See Note [YAML exceptions]: yaml-cpp bounds its nesting and said "bad file" when it was passed.
 TEST(LoaderHostile, DeepYamlIsReportedNotOverflowed) {
   std::string deep = std::string(1000, '[') + std::string(1000, ']');
   EXPECT_EQ(manifest_error([&] {
@@ -86,7 +86,7 @@ TEST(LoaderHostile, DeepYamlIsReportedNotOverflowed) {
             1u);  // a nested list is no list[int]
 }
 
-// Note [No anchors or aliases]
+// See Note [No anchors or aliases]
 TEST(LoaderHostile, AnchorsAndAliasesAreRefused) {
   // A list that contains itself: reading the default recursed until the stack overflowed.
   EXPECT_EQ(manifest_error([] {

@@ -1,4 +1,4 @@
-// The call check (reference §5.2): every check, in order, with the full text of its CheckError.
+// The call check (docs/framework.md): every check, in order, with the full text of its CheckError.
 #include <gtest/gtest.h>
 
 #include "manifest_test_util.hpp"
@@ -255,7 +255,7 @@ TEST_F(CallCheck, WrittenInputSharingStorageWithAnotherInput) {
             "AccumFwdOp: acc is written and shares storage with input x");
 }
 
-// Note [Internal overlap]: PyTorch's check (at::assert_no_internal_overlap) and wording.
+// See Note [Internal overlap]: PyTorch's check (at::assert_no_internal_overlap) and wording.
 constexpr const char* kOverlapRule =
     ": unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location; pass a copy (Tensor::contiguous())";
@@ -301,7 +301,7 @@ TEST_F(CallCheck, OutThatOverlapsItselfIsRefused) {
             std::string("ScaleFwdOp: out") + kOverlapRule);
 }
 
-// Note [Sizes that overflow]: the check refuses a tensor whose element or byte count int64 does
+// See Note [Sizes that overflow]: the check refuses a tensor whose element or byte count int64 does
 // not hold, naming it, before step 3 could take a wrapped count for an empty write.
 TEST(CallCheckSizes, BroadcastWhoseElementCountOverflowsNamesTheOutput) {
   auto add = testing::builtin_plan("AddFwdOp");

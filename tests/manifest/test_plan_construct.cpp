@@ -1,5 +1,6 @@
-// The construction check (reference §5.1): params against their declared types, defaults,
-// construction-time tensors and the rules decidable without call tensors.
+// The construction check (docs/seeds.md, construction-and-calls Table 1, step 2): params against
+// their declared types, defaults, construction-time tensors and the rules decidable without call
+// tensors.
 #include <gtest/gtest.h>
 
 #include <cmath>

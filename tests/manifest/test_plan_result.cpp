@@ -1,4 +1,4 @@
-// The result check (reference §5.5): what forward returned against the record of the call.
+// The result check (docs/framework.md): what forward returned against the record of the call.
 #include <gtest/gtest.h>
 
 #include "common/toy_entries.hpp"

@@ -1,5 +1,5 @@
-// The record of a checked call (reference §6.1): solved indices, tensor records, presence,
-// traffic by the effects and the branch key.
+// The record of a checked call (docs/seeds.md, class-structure Table 1, row 2): solved indices,
+// tensor records, presence, traffic by the effects and the branch key.
 #include <gtest/gtest.h>
 
 #include "manifest_test_util.hpp"

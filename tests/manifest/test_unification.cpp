@@ -1,5 +1,5 @@
-// Unification of call tensors with their declared shapes (MANIFEST.md §3): binds, affine solves,
-// splices, equality across tensors, and the output shapes inferred from the solved indices.
+// Unification of call tensors with their declared shapes (docs/manifest.md §2): binds, affine
+// solves, splices, equality across tensors, and the output shapes inferred from the solved indices.
 #include <gtest/gtest.h>
 
 #include "manifest_test_util.hpp"

@@ -1,4 +1,5 @@
-// The accelerator's part in a call (seeds: construction-and-calls §4-5), on the fake accelerator:
+// The accelerator's part in a call (docs/seeds.md, construction-and-calls §4-§5), on the fake
+// accelerator:
 // a call whose device nothing decides runs on the accelerator's current device; a call on a
 // device runs with that device current and restores the previous one; tuning requests, however
 // late, run with the entry's device current.

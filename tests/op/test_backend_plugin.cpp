@@ -78,7 +78,7 @@ TEST(BackendPlugin, LoadsItsTargetAndBuilder) {
   EXPECT_EQ(op(cpu({4}, DType::kFloat32)).data<float>()[0], 42.0f);
 }
 
-// Note [Backend ABI version]: the library reads the version the backend declares and does not
+// See Note [Backend ABI version]: the library reads the version the backend declares and does not
 // call a backend built for another one, whatever that backend would do.
 TEST(BackendPlugin, AnotherAbiVersionIsRefusedBeforeTheBackendRuns) {
   expect_refused(TILEOPS_TEST_BACKEND_OTHER_ABI_PATH,

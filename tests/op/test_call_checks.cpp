@@ -136,7 +136,7 @@ TEST(SizesThatOverflow, BroadcastOfTwoExpandedViewsReachesNoTarget) {
   EXPECT_EQ(op.call(Inputs{meta({big, 1}), meta({1, 2})}).at(0)->shape(), (Shape{big, 2}));
 }
 
-// Note [Internal overlap]: PyTorch's rule and wording, after the op's and the tensor's names.
+// See Note [Internal overlap]: PyTorch's rule and wording, after the op's and the tensor's names.
 constexpr const char* kOverlapRule =
     ": unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location; pass a copy (Tensor::contiguous())";

@@ -1,5 +1,5 @@
-// Calls on one instance from several threads (ARCHITECTURE.md §6 "Concurrency"). Run these under
-// the tsan preset too.
+// Calls on one instance from several threads (docs/framework.md, The binding group). Run these
+// under the tsan preset too.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -286,8 +286,8 @@ TEST(Concurrency, HitsAndCallsStayRightWhileGroupsAreRetiredAndFreed) {
   EXPECT_EQ(detail::Binding::retired_count(op), 0u);
 }
 
-// Note [Dispatch sink removal]: sinks come and go while other threads select; a sink runs on one
-// thread at a time, and once removed it hears nothing more.
+// See Note [Dispatch sink removal]: sinks come and go while other threads select; a sink runs on
+// one thread at a time, and once removed it hears nothing more.
 TEST(Concurrency, DispatchSinksAddedAndRemovedWhileThreadsSelect) {
   ToyOp op(with_selection_table(toy_class(unique_op("Sinks"))));
   std::atomic<int> selections{0};

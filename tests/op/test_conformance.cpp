@@ -1,5 +1,6 @@
-// The conformance behaviours of reference §8 (items 1-15) and the tuning behaviour after them,
-// with the fake family of toy_ops.hpp (interface Scaling, spec ScalingCall(n), identity n / 10).
+// The conformance behaviours beyond the seeds' tables (items 1-15, each stated above its test) and
+// the tuning behaviour after them, with the fake family of toy_ops.hpp (interface Scaling, spec
+// ScalingCall(n), identity n / 10).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +11,11 @@ namespace {
 
 using ::testing::StartsWith;
 
-// Item 1.
+// Item 1. Selection by applicability and precedence: with General (general), Positive (n > 0),
+// Band (10 < n <= 50, preferred over Positive), Hundreds (n > 100, preferred over Band) and
+// Negative (n < 0), key_for answers general, positive, band, hundreds and negative for n = 0, 5,
+// 20, 200 and -1; an implementation that is not available on the call's device changes none of
+// these answers, whatever it is preferred over.
 TEST(Conformance, Item01_SelectionByApplicabilityAndPrecedence) {
   ToyOp op(with_selection_table(toy_class(unique_op("Select"))));
   EXPECT_EQ(op.key_for("scale", scaling(0)), "general");
@@ -29,7 +34,9 @@ TEST(Conformance, Item01_SelectionByApplicabilityAndPrecedence) {
   EXPECT_EQ(more.key_for("scale", scaling(-1)), "negative");
 }
 
-// Item 2.
+// Item 2. A second non-general implementation overlapping Positive, with no precedence between
+// them, makes n = 5 "dispatch is ambiguous"; without General, n = 0 is "no implementation serves
+// this call", listing every refusal as `key (Class: reason)`.
 TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
   const std::string name = unique_op("Ambiguous");
   ToyOp op(with_selection_table(toy_class(name)).kernel<OverlapKernel>("overlap"));
@@ -54,7 +61,8 @@ TEST(Conformance, Item02_AmbiguousAndNoImplementationErrors) {
                 "n < 0). Call: ScalingCall(n=0, device=cpu)");
 }
 
-// Item 3.
+// Item 3. When no installed key lists the call's device type, the error is OpNotAvailableError
+// ("in-tree kernels do not run on"), not the SelectionError of item 2.
 TEST(Conformance, Item03_NoKeyListsTheDeviceType) {
   const std::string name = unique_op("Elsewhere");
   ToyOp op(toy_class(name).interface<Scaling>("scale").kernel<Sm90Kernel>("sm90"), {}, kBuiltin);
@@ -63,8 +71,11 @@ TEST(Conformance, Item03_NoKeyListsTheDeviceType) {
   EXPECT_EQ(op.serving_target(), std::nullopt);  // the failing call undid its selection
 }
 
-// Item 4. In C++ a spec of the wrong class and a field that cannot key a cache are compile-time
-// errors: kernel_for<I> takes I::Call only, and a call spec must have == and a field-wise hash().
+// Item 4. kernel_for refuses a call spec of the wrong class, a field that cannot key a cache and
+// stated device facts, even right after the equal unstated spec was served; key_for accepts the
+// stated facts. In C++ a spec of the wrong class and a field that cannot key a cache are
+// compile-time errors: kernel_for<I> takes I::Call only, and a call spec must have == and a
+// field-wise hash().
 struct ListSpec : CallSpecBase {
   std::vector<int> sizes;  // no hash(): cannot key a dispatch cache
   friend bool operator==(const ListSpec&, const ListSpec&) = default;
@@ -142,7 +153,9 @@ TEST(Conformance, Item04_StatedDeviceFactsAreRefusedByKernelForAcceptedByKeyFor)
           ".scale takes a tileops::optest::ScalingCall call spec, not tileops::optest::ShiftCall");
 }
 
-// Item 5.
+// Item 5. Call specs that differ but give the same (implementation, identity) share one entry; a
+// repeated call reads no device fact; a spec with no device resolves again after the current
+// device changes; an entry is built with its device current.
 TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDeviceResolvedAgain) {
   FakeAccelerator accel(90, 0);
   ToyOp op(toy_class(unique_op("Identity"))
@@ -175,7 +188,9 @@ TEST(Conformance, Item05_EntriesSharedByIdentityHitsReadNoDeviceFactsUnstatedDev
   EXPECT_EQ(accel.current(), 0);
 }
 
-// Item 6.
+// Item 6. A registered kernel type joins the instances constructed after its registration only;
+// registering the same (op, key) twice is a BackendError; a registered key equal to an in-tree
+// key fails construction ("reuse keys it has").
 TEST(Conformance, Item06_RegisteredKernelTypes) {
   const std::string name = unique_op("Registered");
   OpClass& cls = toy_class(name).interface<Scaling>("scale").kernel<GeneralKernel>("general");
@@ -198,7 +213,9 @@ TEST(Conformance, Item06_RegisteredKernelTypes) {
             "implementations registered for " + clash + " reuse keys it has: ['general']");
 }
 
-// Item 7.
+// Item 7. Under a target, equal device, dtypes and shapes call the builder once; omitting an
+// optional input calls it again with an empty slot; passing `out` does not change the key; the
+// params arrive by manifest name with the instance's values (an `eps` of None stays None).
 TEST(Conformance, Item07_TargetKernelCache) {
   const std::string name = unique_op("Cache");
   const std::string target = unique("cache_target");
@@ -228,7 +245,8 @@ TEST(Conformance, Item07_TargetKernelCache) {
   EXPECT_TRUE(log->params[0].at("eps").is_none());
 }
 
-// Item 8.
+// Item 8. A builder that returns no callable kernel fails the call with OpNotAvailableError, after
+// which no target is selected, last_call is unchanged, and the next call selects and builds again.
 TEST(Conformance, Item08_BuilderReturningANonCallable) {
   const std::string name = unique_op("NotCallable");
   const std::string target = unique("not_callable");
@@ -250,7 +268,10 @@ TEST(Conformance, Item08_BuilderReturningANonCallable) {
   EXPECT_EQ(builds->load(), 2);
 }
 
-// Item 9.
+// Item 9. A named target that is not known constructs and fails at the first call that runs
+// (UnknownTargetError), while set_default_target refuses it at once; two claiming detectors are an
+// AmbiguousTargetError, a throwing detector a BackendError; a target without a builder for the op
+// is OpNotAvailableError for an op with kernels and lets a composite run its composition.
 TEST(Conformance, Item09_TargetSelectionErrors) {
   DefaultTargetGuard restore;
   FakeAccelerator accel;
@@ -299,7 +320,9 @@ TEST(Conformance, Item09_TargetSelectionErrors) {
   EXPECT_EQ(sub_log->run_count(), 1);
 }
 
-// Item 10.
+// Item 10. A call whose written tensors are all empty selects and builds nothing, returns a new
+// tensor of the inferred shape and dtype on the call device and becomes last_call; an empty input
+// whose output has elements (a sum over an empty axis) runs the implementation.
 TEST(Conformance, Item10_EmptyWrites) {
   ToyOp op(with_selection_table(toy_class(unique_op("EmptyWrite"))));
   Tensor y = op(cpu({0}, DType::kFloat32));
@@ -318,7 +341,9 @@ TEST(Conformance, Item10_EmptyWrites) {
   EXPECT_EQ(reduce.serving_target(), kBuiltin);
 }
 
-// Item 11.
+// Item 11. The result check refuses an output that shares storage with an input it does not
+// alias, the wrong shape, dtype or device, the wrong number of outputs, and an output that is not
+// the `out` passed or the written input it aliases.
 TEST(Conformance, Item11_ResultCheck) {
   const std::string name = unique_op("Results");
   OpClass& cls = toy_class(name);
@@ -366,7 +391,8 @@ TEST(Conformance, Item11_ResultCheck) {
   EXPECT_THROW(aliasing->last_call(), RuntimeStateError);
 }
 
-// Item 12.
+// Item 12. The signature check names the declaration: a dtype assignment outside dtype_combos, two
+// inputs disagreeing on one DType index, an odd axis declared `2 * N`, tensors on two devices.
 TEST(Conformance, Item12_SignatureChecksNameTheDeclaration) {
   const std::string mix = unique_op("Mix");
   ToyOp mix_op(toy_class(mix, kMixEntry));
@@ -387,8 +413,9 @@ TEST(Conformance, Item12_SignatureChecksNameTheDeclaration) {
   EXPECT_EQ(scale_op.forward_calls(), 0);
 }
 
-// Item 13. The compile-boundary registration is out of scope here (no torch); what a C++ port
-// keeps is the effect branch operator names and the instance keys.
+// Item 13. Operator names per effect branch, and instance keys `Class#N` with N strictly increasing
+// and never reused. The compile-boundary registration is out of scope here (no torch); what a C++
+// port keeps is the effect branch operator names and the instance keys.
 TEST(Conformance, Item13_EffectBranchOperatorNamesAndInstanceKeys) {
   ToyOp scale(toy_class("ToyBranchFwdOp"));
   const Inputs x_only{cpu({4}), std::nullopt};
@@ -418,7 +445,9 @@ TEST(Conformance, Item13_EffectBranchOperatorNamesAndInstanceKeys) {
   for (std::size_t i = 1; i < numbers.size(); ++i) EXPECT_GT(numbers[i], numbers[i - 1]);
 }
 
-// Item 14. (The metadata_values part has no C++ counterpart: SignatureCall keeps no tensors.)
+// Item 14. A call on meta tensors returns meta tensors of the inferred shape and dtype, builds
+// nothing, selects no target and still becomes last_call. (The metadata_values part has no C++
+// counterpart: SignatureCall keeps no tensors.)
 TEST(Conformance, Item14_MetaCall) {
   const std::string name = unique_op("Meta");
   const std::string target = unique("meta14");
@@ -441,7 +470,10 @@ TEST(Conformance, Item14_MetaCall) {
   }
 }
 
-// Item 15.
+// Item 15. A composite's last_call has every stage in order (empty where no sub-call ran, sub-calls
+// in completion order); delegate_for returns the held sub-op for a repeated (stage, identity),
+// refuses it under another stage and refuses an undeclared stage; a sub-op not held that completes
+// a call inside the composite's fails that call and keeps the previous last_call.
 TEST(Conformance, Item15_CompositeStagesAndHolding) {
   ToyOp op(composite_class(unique_op("Stages")), {}, std::nullopt,
            [](ToyOp& self, const CallArgs& a) -> CallResult {
@@ -485,7 +517,9 @@ TEST(Conformance, Item15_CompositeStagesAndHolding) {
   EXPECT_EQ(op.last_call(), rec);
 }
 
-// Tuning (reference §8 "also worth a test" and class-structure §2).
+// Tuning (docs/seeds.md, class-structure §2): after request_tune(), every entry built later is
+// tuned right after it is built, each kernel at most once, and sub-ops held later inherit tuned
+// mode.
 TEST(Conformance, Tuning_EntriesBuiltAfterRequestAreTunedOnceAndLaterSubOpsInherit) {
   ToyOp op(with_selection_table(toy_class(unique_op("Tune"))));
   op.request_tune();

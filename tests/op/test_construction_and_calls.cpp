@@ -1,4 +1,4 @@
-// Seed construction-and-calls, one test per row of its Tables 1-6.
+// The seeds' construction-and-calls Tables 1-6 (docs/seeds.md), one test per row.
 #include <gtest/gtest.h>
 
 #include "toy_ops.hpp"

@@ -1,6 +1,6 @@
-// Construction-time tensors at the call (seeds: class-structure Table 2, running group: "a
+// Construction-time tensors at the call (docs/seeds.md, class-structure Table 2, running group: a
 // construction-time tensor whose device or dtype differs from the call's is converted at the call
-// and written back to the instance"; Note [Ctor tensor dtypes], Note [Placing construction-time
+// and written back to the instance; Note [Ctor tensor dtypes], Note [Placing construction-time
 // tensors]).
 #include <gtest/gtest.h>
 

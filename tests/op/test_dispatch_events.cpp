@@ -294,7 +294,7 @@ TEST(ExplainCall, TheForcedKeyCounts) {
   EXPECT_EQ(events[0].verdicts[2].kind, VerdictKind::kForcedAway);
 }
 
-// Note [Explaining a composite]: the stages' selections, on what each stage receives, under the
+// See Note [Explaining a composite]: the stages' selections, on what each stage receives, under the
 // sub-ops' instance keys; neither the composite nor its sub-ops record a call or build anything.
 TEST(ExplainCall, ACompositeExplainsItsStages) {
   Recorder recorder;

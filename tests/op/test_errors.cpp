@@ -1,5 +1,5 @@
-// The errors of the op framework (ARCHITECTURE.md §4): their types, their text, TILEOPS_FORCE and
-// TILEOPS_LOG=dispatch. After each error the instance stays usable.
+// The errors of the op framework (include/tileops/core/error.hpp, docs/framework.md): their types,
+// their text, TILEOPS_FORCE and TILEOPS_LOG=dispatch. After each error the instance stays usable.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -292,7 +292,7 @@ TEST(Errors, DispatchLogPrintsSelectionsAndRefusals) {
                 "positive\n");
 }
 
-// Note [Errors inside a stage]: a sub-op's error reaches the composite's caller with its type,
+// See Note [Errors inside a stage]: a sub-op's error reaches the composite's caller with its type,
 // prefixed with the composite and the stage it came from.
 TEST(Errors, AStageErrorNamesTheCompositeAndTheStage) {
   const std::string name = unique_op("StageError");

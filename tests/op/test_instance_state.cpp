@@ -1,5 +1,5 @@
-// Seed class-structure-and-instance-state Tables 2-4 and seed composite-ops Table 1, one test
-// per row.
+// The seeds' class-structure Tables 2-4 and composite-ops Table 1 (docs/seeds.md), one test per
+// row.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Shared fixtures of the Op framework tests (STYLE.md habit 13: the framework tested apart from
-// the numerics). Everything here is fake: toy manifest entries loaded into test-local Manifests,
-// kernels that run on the CPU and compute nothing, targets registered in-process and an
-// accelerator whose "CUDA" devices are host memory.
+// Shared fixtures of the Op framework tests, which test the framework apart from the numerics.
+// Everything here is fake: toy manifest entries loaded into test-local Manifests, kernels that run
+// on the CPU and compute nothing, targets registered in-process and an accelerator whose "CUDA"
+// devices are host memory.
 //
 // The backend registry is process-wide and never forgets, so every test that registers a target,
 // a detector or a kernel type uses names (and, for detectors, device indices) of its own.
@@ -154,7 +154,8 @@ inline OpClass& toy_class(const std::string& name, std::string_view entry = kSca
 }
 
 // ---------------------------------------------------------------------------------------------
-// The fake kernel family (reference §8: interface _Scaling, spec _Call(n), identity n // 10).
+// The fake kernel family of the conformance tests: interface Scaling, spec ScalingCall(n),
+// identity n / 10.
 
 struct ScalingCall : CallSpecBase {
   std::int64_t n = 0;
@@ -365,7 +366,7 @@ struct ShiftKernel : Kernel, Shifting {
   }
 };
 
-// The implementation table of reference §8 item 1.
+// The implementation table of conformance item 1 (test_conformance.cpp).
 inline OpClass& with_selection_table(OpClass& cls) {
   return cls.interface<Scaling>("scale")
       .kernel<GeneralKernel>("general")

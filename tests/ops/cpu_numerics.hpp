@@ -77,6 +77,21 @@ inline Tensor poisoned_tensor(const Shape& shape, DType dtype) {
   return t;
 }
 
+// True when every byte of t's storage span is 0xFF (poison's pattern).
+inline bool still_poisoned(const Tensor& t) {
+  const auto* p = static_cast<const unsigned char*>(t.data_ptr());
+  for (std::size_t i = 0; i < t.nbytes(); ++i)
+    if (p[i] != 0xFF) return false;
+  return true;
+}
+
+// A view of `shape`, which holds no elements, at the start of `guard` (a poisoned tensor): a
+// kernel handed it must write nothing, which still_poisoned(guard) then shows.
+inline Tensor empty_view(const Tensor& guard, const Shape& shape) {
+  Shape strides = Shape::filled(shape.size(), 1);
+  return guard.as_strided(shape, strides, 0);
+}
+
 // Compares element-wise; atol_per_element (optional, same length) adds to the tolerance of each
 // element. Reports the count of failures and the worst one.
 inline ::testing::AssertionResult all_close(const std::vector<double>& got,

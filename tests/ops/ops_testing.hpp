@@ -29,6 +29,7 @@ using test_cpu::all_close;
 using test_cpu::kFloatDTypes;
 using test_cpu::poisoned_tensor;
 using test_cpu::random_tensor;
+using test_cpu::still_poisoned;
 using test_cpu::tolerance_for;
 
 // Contiguous byte offsets of t's elements in row-major logical order.
@@ -142,14 +143,6 @@ inline bool has_cuda_kernels(const Op& op) {
 inline bool all_bytes_are(const std::vector<unsigned char>& bytes, unsigned char value) {
   for (unsigned char b : bytes)
     if (b != value) return false;
-  return true;
-}
-
-// True when every byte of t's storage span is 0xFF (test_cpu::poison's pattern).
-inline bool still_poisoned(const Tensor& t) {
-  const auto* p = static_cast<const unsigned char*>(t.data_ptr());
-  for (std::size_t i = 0; i < t.nbytes(); ++i)
-    if (p[i] != 0xFF) return false;
   return true;
 }
 

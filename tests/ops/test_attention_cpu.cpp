@@ -87,8 +87,10 @@ TEST(AttentionCpu, AlibiNarrowDTypesRoundTheFloat32Value) {
 }
 
 TEST(AttentionCpu, AlibiEmptySequence) {
-  Tensor out = Tensor::empty({4, 0, 0}, DType::kFloat32);
-  k::alibi(4, 0, out);
+  const Tensor guard = poisoned_tensor({64}, DType::kFloat32);
+  Tensor out = empty_view(guard, {4, 0, 0});
+  EXPECT_NO_THROW(k::alibi(4, 0, out));
+  EXPECT_TRUE(still_poisoned(guard));
 }
 
 }  // namespace

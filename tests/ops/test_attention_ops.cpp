@@ -57,8 +57,11 @@ TEST(AlibiOps, DefaultOutDTypeAndRoofline) {
 }
 
 TEST(AlibiOps, Rules) {
-  EXPECT_TRUE(throws_containing<CheckError>([] { AlibiFwdOp(0, 4, "cpu")(); }, "AlibiFwdOp: "));
-  EXPECT_TRUE(throws_containing<CheckError>([] { AlibiFwdOp(2, -1, "cpu")(); }, "AlibiFwdOp: "));
+  EXPECT_TRUE(throws_with<CheckError>([] { AlibiFwdOp(0, 4, "cpu")(); },
+                                      "AlibiFwdOp: shape_rules[0]: num_heads > 0"));
+  EXPECT_TRUE(throws_with<CheckError>(
+      [] { AlibiFwdOp(2, -1, "cpu")(); },
+      "AlibiFwdOp: param 'seq_len' = -1 is an axis length of output and may not be negative"));
 }
 
 }  // namespace

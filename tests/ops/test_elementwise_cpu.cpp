@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/test_helpers.hpp"
 #include "cpu_numerics.hpp"
 #include "elementwise.hpp"
 #include "kernels/elementwise/cpu/elementwise_cpu.hpp"
@@ -188,7 +189,8 @@ TEST(ElementwiseCpu, Int64AddAndMul) {
 TEST(ElementwiseCpu, IntAddRejectsFloatAlpha) {
   const Tensor a = Tensor::empty({2}, DType::kInt32);
   Tensor out = Tensor::empty({2}, DType::kInt32);
-  EXPECT_THROW(k::add(a, a, Value(0.5), out), CheckError);
+  EXPECT_EQ(test_common::error_of<CheckError>([&] { k::add(a, a, Value(0.5), out); }),
+            "add(cpu): alpha = 0.5 is not an int; an int32 input takes an int alpha");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <functional>
 #include <vector>
 
+#include "common/test_helpers.hpp"
 #include "cpu_numerics.hpp"
 #include "kernels/norm/cpu/norm_cpu.hpp"
 #include "norm.hpp"
@@ -74,13 +75,15 @@ TEST(NormCpu, RmsNormEmpty) {
        {RmsNormKernel(k::rms_norm_rowwise), RmsNormKernel(k::rms_norm_blocked)}) {
     for (DType dtype : kFloatDTypes) {
       // No rows, and rows of zero elements: nothing to read or write.
+      const Tensor guard = poisoned_tensor({64}, dtype);
       Tensor x0 = Tensor::empty({0, 33}, dtype);
-      Tensor out0 = Tensor::empty({0, 33}, dtype);
+      Tensor out0 = empty_view(guard, {0, 33});
       const Tensor w = random_tensor({33}, dtype, 1);
-      kernel(x0, &w, 1e-5, 33, out0);
+      EXPECT_NO_THROW(kernel(x0, &w, 1e-5, 33, out0));
       Tensor x1 = Tensor::empty({4, 0}, dtype);
-      Tensor out1 = Tensor::empty({4, 0}, dtype);
-      kernel(x1, nullptr, 1e-5, 0, out1);
+      Tensor out1 = empty_view(guard, {4, 0});
+      EXPECT_NO_THROW(kernel(x1, nullptr, 1e-5, 0, out1));
+      EXPECT_TRUE(still_poisoned(guard)) << dtype_name(dtype);
     }
   }
 }
@@ -114,9 +117,11 @@ TEST(NormCpu, LayerNormMatchesOracle) {
 
 TEST(NormCpu, LayerNormEmpty) {
   for (DType dtype : kFloatDTypes) {
+    const Tensor guard = poisoned_tensor({64}, dtype);
     Tensor x = Tensor::empty({0, 7}, dtype);
-    Tensor out = Tensor::empty({0, 7}, dtype);
-    k::layer_norm(x, nullptr, nullptr, 1e-5, 7, out);
+    Tensor out = empty_view(guard, {0, 7});
+    EXPECT_NO_THROW(k::layer_norm(x, nullptr, nullptr, 1e-5, 7, out));
+    EXPECT_TRUE(still_poisoned(guard)) << dtype_name(dtype);
   }
 }
 
@@ -152,18 +157,25 @@ TEST(NormCpu, FusedAddRmsNormWritesResidualAndNormalizesIt) {
 
 TEST(NormCpu, FusedAddRmsNormEmpty) {
   for (DType dtype : kFloatDTypes) {
+    // Neither the residual (written in place) nor the output may be written.
+    const Tensor residual_guard = poisoned_tensor({64}, dtype);
+    const Tensor out_guard = poisoned_tensor({64}, dtype);
     Tensor x = Tensor::empty({0, 5}, dtype);
-    Tensor residual = Tensor::empty({0, 5}, dtype);
+    Tensor residual = empty_view(residual_guard, {0, 5});
     const Tensor w = random_tensor({5}, dtype, 1);
-    Tensor out = Tensor::empty({0, 5}, dtype);
-    k::fused_add_rms_norm(x, residual, w, 1e-5, 5, out);
+    Tensor out = empty_view(out_guard, {0, 5});
+    EXPECT_NO_THROW(k::fused_add_rms_norm(x, residual, w, 1e-5, 5, out));
+    EXPECT_TRUE(still_poisoned(residual_guard)) << dtype_name(dtype);
+    EXPECT_TRUE(still_poisoned(out_guard)) << dtype_name(dtype);
   }
 }
 
 TEST(NormCpu, RejectsIntegerInput) {
   const Tensor x = Tensor::empty({2, 3}, DType::kInt32);
   Tensor out = Tensor::empty({2, 3}, DType::kInt32);
-  EXPECT_THROW(k::rms_norm_rowwise(x, nullptr, 1e-5, 3, out), CheckError);
+  EXPECT_EQ(
+      test_common::error_of<CheckError>([&] { k::rms_norm_rowwise(x, nullptr, 1e-5, 3, out); }),
+      "rms_norm_rowwise(cpu): x has dtype int32; expected float16, bfloat16 or float32");
 }
 
 }  // namespace

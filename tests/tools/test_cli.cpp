@@ -1,9 +1,14 @@
 // The `tileops` CLI end to end: each subcommand runs as a process and its output is checked.
 #include <gtest/gtest.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -54,6 +59,63 @@ TEST(Cli, DescribeShowsSignatureBranchesAndImplementations) {
   EXPECT_NE(r.out.find("rsqrt(mean(x^2) + eps)"), std::string::npos)
       << r.out;  // the semantics line
   EXPECT_NE(r.out.find("| bfloat16 | 2^-7 |"), std::string::npos) << r.out;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The first line where `got` and `want` differ, for the failure message.
+std::string first_difference(const std::string& got, const std::string& want) {
+  std::istringstream g(got), w(want);
+  std::string gl, wl;
+  for (int line = 1;; ++line) {
+    const bool more_g = static_cast<bool>(std::getline(g, gl));
+    const bool more_w = static_cast<bool>(std::getline(w, wl));
+    if (!more_g && !more_w) return "they differ only in line endings";
+    if (!more_g || !more_w || gl != wl)
+      return "line " + std::to_string(line) + ": committed \"" + (more_w ? wl : "<end>") +
+             "\", generated \"" + (more_g ? gl : "<end>") + "\"";
+  }
+}
+
+// Note [Pages every build agrees on] in tools/cmd_describe.cpp: docs/ops holds exactly the pages
+// `describe --all --write-docs` writes, byte for byte, in every build.
+TEST(Cli, CommittedOpPagesAreCurrent) {
+  namespace fs = std::filesystem;
+  std::string pattern = (fs::temp_directory_path() / "tileops-docs-XXXXXX").string();
+  ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+  const fs::path generated = pattern;
+  const fs::path committed = fs::path(TILEOPS_SOURCE_DIR) / "docs" / "ops";
+  const Result r = run_cli("describe --all --write-docs --docs-dir \"" + generated.string() +
+                           "\" --semantics \"" TILEOPS_SOURCE_DIR "/docs/manifest.md\"");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string hint = "; run `tileops describe --all --write-docs` from the source root";
+  std::set<std::string> pages;
+  for (const auto& file : fs::directory_iterator(generated)) {
+    const std::string name = file.path().filename().string();
+    const std::string op = file.path().stem().string();
+    pages.insert(name);
+    if (!fs::exists(committed / name)) {
+      ADD_FAILURE() << op << ": docs/ops/" << name << " is missing" << hint;
+      continue;
+    }
+    const std::string want = read_file(committed / name);
+    const std::string got = read_file(file.path());
+    if (got != want)
+      ADD_FAILURE() << op << ": docs/ops/" << name << " is out of date ("
+                    << first_difference(got, want) << ")" << hint;
+  }
+  EXPECT_GE(pages.size(), 17u);  // one page per manifest entry
+  for (const auto& file : fs::directory_iterator(committed))
+    if (!pages.count(file.path().filename().string()))
+      ADD_FAILURE() << "docs/ops/" << file.path().filename().string()
+                    << " names no op of the manifest: delete it (`tileops describe --all "
+                       "--write-docs` writes one page per op and deletes none)";
+  fs::remove_all(generated);
 }
 
 TEST(Cli, RunPassesAgainstTheReference) {

@@ -55,8 +55,8 @@ std::optional<std::string> cannot_run_reason(const manifest::WorkloadCase& wcase
 std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, Device device);
 
 // Random inputs for the case, on `device`: floats standard normal and integers uniform in [1, 8],
-// never zero after rounding to their dtype; bools uniform. Past 2^22 elements of a tensor the values
-// repeat; a device's inputs are made on the host and copied up.
+// never zero after rounding to their dtype; bools uniform. Past 2^22 elements of a tensor the
+// values repeat; a device's inputs are made on the host and copied up.
 std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& wcase, Device device,
                                                  std::uint64_t seed);
 

@@ -1,4 +1,4 @@
-// The manifest's expression language (MANIFEST.md §7): a side-effect-free subset of Python
+// The manifest's expression language (docs/manifest.md §6): a side-effect-free subset of Python
 // expressions. Source text is parsed once into an Ast, kind-checked against a Scope, and compiled
 // into a Program whose names are resolved to frame slots; evaluation reads only the frame.
 // No expression text is parsed on the call path.
@@ -183,7 +183,7 @@ Program compile(const Ast& ast, std::string_view source, const Scope& scope,
 // parse() then compile().
 Program compile(std::string_view source, const Scope& scope, CompileOptions options = {});
 
-// The primitive names the language accepts (MANIFEST.md §7), for the validator's messages.
+// The primitive names the language accepts (docs/manifest.md §6.6), for the validator's messages.
 std::span<const std::string_view> primitive_names() noexcept;
 
 // Shared helpers the signature plan also uses, with the primitives' semantics.

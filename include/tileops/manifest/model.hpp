@@ -1,4 +1,4 @@
-// The manifest's data model: one Entry per op, as the strict loader read it (MANIFEST.md §2-§10).
+// The manifest's data model: one Entry per op, as the strict loader read it (docs/manifest.md §2).
 // Expressions are kept as parsed syntax trees; the signature plan compiles them.
 #pragma once
 
@@ -41,7 +41,7 @@ struct IndexDecl {
   Origin origin;
 };
 
-// A param's declared type (MANIFEST.md §4).
+// A param's declared type (docs/manifest.md §2).
 enum class ParamKind { kInt, kFloat, kNumber, kBool, kStr, kEnum, kIntList, kFloatList, kDType };
 
 struct ParamType {

@@ -1,4 +1,4 @@
-// Param types (MANIFEST.md §4): parsing a declared type and checking a value against it.
+// Param types (docs/manifest.md §2): parsing a declared type and checking a value against it.
 #pragma once
 
 #include <optional>

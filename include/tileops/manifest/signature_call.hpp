@@ -1,5 +1,5 @@
-// SignatureCall: the record of one call that passed the signature check (reference §6.1). It is
-// immutable once published; Op::last_call() hands it out.
+// SignatureCall: the record of one call that passed the signature check (docs/seeds.md,
+// class-structure Table 1, row 2). It is immutable once published; Op::last_call() hands it out.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,7 @@ struct TensorRecord {
   DType dtype = DType::kFloat32;
 };
 
-// How often one call reads and writes a tensor (effects, MANIFEST.md §5).
+// How often one call reads and writes a tensor (the effects, docs/manifest.md §7).
 struct Traffic {
   std::string_view name;
   int reads = 0;
@@ -60,7 +60,7 @@ class SignatureCall {
   // Sum of bytes * (reads + writes) over traffic(); CheckError when it overflows int64.
   std::int64_t derived_bytes() const;
 
-  // The call device (nullopt when nothing decides it, see MANIFEST.md §5).
+  // The call device (nullopt when nothing decides it: docs/seeds.md, construction-and-calls §4).
   std::optional<Device> device() const noexcept { return device_; }
   bool has_out() const noexcept { return has_out_; }
   // Names of the inputs this call writes.
@@ -72,7 +72,8 @@ class SignatureCall {
   std::uint32_t branch_key() const noexcept { return presence_; }
 
   // At least one tensor is written and every written tensor (outputs and written inputs) has no
-  // elements: the call runs no implementation (seeds: Table 3, step 3).
+  // elements: the call runs no implementation (docs/seeds.md, construction-and-calls Table 3,
+  // step 3).
   bool empty_write() const noexcept { return empty_write_; }
 
   // Inferred shape and dtype of output i.

@@ -1,4 +1,4 @@
-// SignaturePlan: everything one op class's manifest signature generates (reference §5.8): the
+// SignaturePlan: everything one op class's manifest signature generates (docs/framework.md): the
 // construction check, the call check, output inference (the same code serves meta tensors), the
 // effect branch and operator name of a call, the result check and roofline evaluation.
 //
@@ -33,13 +33,13 @@ struct ConstructionState {
   std::uint64_t id = 0;      // process-unique, never reused (Note [Record reuse])
   std::vector<Value> frame;  // one Value per plan slot
   std::vector<std::optional<Tensor>> ctor_tensors;  // per construction-time tensor param
-  // The device a `device: str` param names (MANIFEST.md §4), parsed once at construction.
+  // The device a `device: str` param names (docs/manifest.md §3), parsed once at construction.
   std::optional<Device> device;
   std::shared_ptr<const detail::Specialization> point;
 };
 
-// The effects of a call (reference §2.8): which inputs it writes, whether `out` was passed and
-// which outputs it emits. One compile-boundary operator per distinct branch.
+// The effects of a call (docs/manifest.md §7): which inputs it writes, whether `out` was passed
+// and which outputs it emits. One compile-boundary operator per distinct branch.
 struct EffectBranch {
   std::vector<std::string> written;  // sorted
   bool has_out = false;
@@ -63,25 +63,26 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   const Entry& entry() const noexcept;
   const std::string& op_name() const noexcept;
 
-  // Construction check (reference §5.1): params against their types (defaults applied, unknown
-  // names refused), a `device` param that names no device, construction-time tensors, every
-  // rule and let decidable from them. Throws CheckError "<Op>: ...".
+  // Construction check (docs/seeds.md, construction-and-calls Table 1, step 2): params against
+  // their types (defaults applied, unknown names refused), a `device` param that names no device,
+  // construction-time tensors, every rule and let decidable from them. Throws CheckError
+  // "<Op>: ...".
   ConstructionState construct(const ParamMap& params,
                               std::span<const std::optional<Tensor>> ctor_tensors = {}) const;
 
   // The checked params of a construction (defaults filled in), in declaration order.
   ParamMap params_of(const ConstructionState& state) const;
 
-  // Call check (reference §5.2). `inputs` in signature order, std::nullopt for an absent optional
-  // input; `out` null when not passed. Throws CheckError "<Op>: ...".
+  // Call check (docs/framework.md). `inputs` in signature order, std::nullopt for an absent
+  // optional input; `out` null when not passed. Throws CheckError "<Op>: ...".
   SignatureCall check(const ConstructionState& state, std::span<const std::optional<Tensor>> inputs,
                       const Tensor* out = nullptr) const;
   // check() into `call`, reusing its storage: a record last filled from the same construction
   // has only the call's slots refilled (Note [Record reuse] in signature_call.hpp). `call` must
   // not be published while it is refilled; after a throw it holds no valid record.
   // `fallback_device` settles the call device when no call-time tensor, no `device` param and no
-  // construction-time tensor does (seeds: construction-and-calls §4, "the current device of the
-  // process's accelerator"); it is asked only then, and may answer nullopt (no accelerator).
+  // construction-time tensor does (docs/seeds.md, construction-and-calls §4: the current device
+  // of the process's accelerator); it is asked only then, and may answer nullopt (no accelerator).
   using DeviceFallback = std::optional<Device> (*)();
   void check_into(SignatureCall& call, const ConstructionState& state,
                   std::span<const std::optional<Tensor>> inputs, const Tensor* out = nullptr,
@@ -89,7 +90,7 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   // An empty record for check_into.
   static std::unique_ptr<SignatureCall> new_record();
 
-  // Result check (reference §5.5): `results` in output order against the record of the call.
+  // Result check (docs/framework.md): `results` in output order against the record of the call.
   void check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,
                     const Tensor* out, std::span<const std::optional<Tensor>> results) const;
 
@@ -98,13 +99,13 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   // The presence key check() would give a call with these inputs and out.
   std::uint32_t presence_of(std::span<const std::optional<Tensor>> inputs, bool has_out) const;
 
-  // Roofline of a completed call (MANIFEST.md §8); bytes derived from the effects when the entry
-  // gives none. Throws CheckError "<Op>: roofline.<field>: ..." when a formula fails to evaluate
-  // (the evaluator's overflow or domain error), EvalError when it yields a value that is not an
-  // int.
+  // Roofline of a completed call (docs/manifest.md §7); bytes derived from the effects when the
+  // entry gives none. Throws CheckError "<Op>: roofline.<field>: ..." when a formula fails to
+  // evaluate (the evaluator's overflow or domain error), EvalError when it yields a value that is
+  // not an int.
   RooflineResult eval_roofline(const SignatureCall& call) const;
 
-  // "norm_rms_norm_fwd" for ("norm", "RMSNormFwdOp") (reference §7.2).
+  // "norm_rms_norm_fwd" for ("norm", "RMSNormFwdOp") (docs/manifest.md §7).
   static std::string operator_stem(const std::string& family, const std::string& op);
 
   const detail::PlanData& data() const noexcept { return *data_; }

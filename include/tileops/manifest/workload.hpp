@@ -1,6 +1,6 @@
-// Instantiating a manifest workload row (MANIFEST.md §9): the construction params and the input
-// shapes and dtypes of each of its dtype cases. The validator checks every row this way and the
-// benchmark driver sizes its inputs from it.
+// Instantiating a manifest workload row (docs/manifest.md §2): the construction params and the
+// input shapes and dtypes of each of its dtype cases. The validator checks every row this way and
+// the benchmark driver sizes its inputs from it.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-// Backends (seeds: construction-and-calls §4; reference §4): a backend joins either by adding an
+// Backends (docs/seeds.md, construction-and-calls Table 4): a backend joins either by adding an
 // implementation to an op's kernel interface (register_kernel_type), or as a target that serves
 // whole ops (register_detector + register_kernel_builder). Shared-library backends export two C
 // symbols, `tileops_backend_abi_version` and `tileops_backend_register`, and register
@@ -80,9 +80,10 @@ void load_backend(const std::string& path);
 // bumps it:
 //   - the loader's protocol: the two exported symbols and their types (below);
 //   - BackendRegistrar, Detector, KernelBuilder, TargetKernel and TargetCall (this header);
-//   - every kernel interface: KernelInterface, Kernel (its tuning hooks and the device it records), each interface's
-//     virtual functions and call spec type (CallSpecBase, DeviceFacts, each `Call`), KernelType,
-//     EntryRecipe and Identity (op/kernel.hpp, op/identity.hpp, kernels/<family>/interface.hpp);
+//   - every kernel interface: KernelInterface, Kernel (its tuning hooks and the device it
+//     records), each interface's virtual functions and call spec type (CallSpecBase,
+//     DeviceFacts, each `Call`), KernelType, EntryRecipe and Identity (op/kernel.hpp,
+//     op/identity.hpp, kernels/<family>/interface.hpp);
 //   - the kernel context: what a kernel is handed or reads around a call (Tensor, Storage, Shape,
 //     Device, DType, Stream, TensorSpec, Value and ParamMap, the accelerator provider and
 //     allocators) and the error types a kernel may throw.

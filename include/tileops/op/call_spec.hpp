@@ -1,5 +1,5 @@
-// Call specs: the typed key a kernel interface is selected and cached by (seeds: construction-
-// and-calls §5; STYLE.md habit 6, typed cache keys).
+// Call specs: the typed key a kernel interface is selected and cached by (docs/seeds.md,
+// construction-and-calls §5): a struct with == and a field-wise hash, never a string or raw bytes.
 //
 // Note [Call spec fields]
 // A call spec lists its fields once, in `fields()`, each with its name; equality, the hash and the

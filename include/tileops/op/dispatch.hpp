@@ -28,8 +28,8 @@
 
 namespace tileops {
 
-// What one implementation says about a call, in the order selection asks (availability first,
-// STYLE.md habit 4).
+// What one implementation says about a call, in the order selection asks (availability first:
+// docs/framework.md, Kernel selection).
 enum class VerdictKind : std::uint8_t {
   kServes,       // available and not refusing: the winner, an outranked one, or one of a tie
   kWrongDevice,  // does not run on the call's device type (or the call's device is unknown)

@@ -1,4 +1,4 @@
-// Field-wise hashing for call specs and identities (STYLE.md habit 6: typed cache keys).
+// Field-wise hashing for call specs and identities: typed cache keys, never strings or raw bytes.
 #pragma once
 
 #include <bit>

@@ -1,4 +1,4 @@
-// ImplementationTable: how a family lists its implementations (STYLE.md habit 2). Each family has
+// ImplementationTable: how a family lists its implementations (docs/framework.md). Each family has
 // one function, `kernels::<family>_implementations(ImplementationTable&)` in
 // kernels/<family>/impls.cpp, that adds one row per implementation:
 //

@@ -1,4 +1,5 @@
-// Kernels and kernel interfaces (seeds: construction-and-calls §4-5; reference §3).
+// Kernels and kernel interfaces (docs/seeds.md, construction-and-calls §4-§5; docs/framework.md,
+// Kernel selection).
 //
 // A kernel interface is one place where an op calls a kernel. It declares its call spec type
 // (`using Call = ...`) and a pure virtual `forward` with the contract's arguments. An
@@ -43,7 +44,7 @@ class KernelInterface {
 struct KernelType;
 
 // Base of every kernel implementation. The static members are the defaults an implementation
-// hides with its own declarations (reference §3.1).
+// hides with its own declarations.
 class Kernel {
  public:
   virtual ~Kernel() = default;
@@ -147,8 +148,8 @@ struct KernelType {
   }
 };
 
-// Availability of a kernel type on a device (reference §3.1 `unavailable`): the device type, then
-// the architecture. nullopt when available.
+// Availability of a kernel type on a device (docs/framework.md, Kernel selection): the device
+// type, then the architecture. nullopt when available.
 std::optional<std::string> unavailable(const KernelType& type, DeviceType device,
                                        const DeviceFacts& facts);
 

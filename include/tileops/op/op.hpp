@@ -1,9 +1,10 @@
-// Op: the base class of every operator (seeds: construction-and-calls, class-structure-and-
-// instance-state, composite-ops; ARCHITECTURE.md §6).
+// Op: the base class of every operator, as the seeds describe it (docs/seeds.md); the decisions
+// beyond them are in docs/framework.md.
 //
-// Construction runs the seeds' Table 1: load the backend registry, check the params against the
-// manifest, install the implementation table (with its contract checks), register the instance
-// key, build the empty binding and running state. No device is probed and no kernel selected.
+// Construction runs construction-and-calls Table 1: load the backend registry, check the params
+// against the manifest, install the implementation table (with its contract checks), register the
+// instance key, build the empty binding and running state. No device is probed and no kernel
+// selected.
 //
 // Every call — the typed operator() of a subclass and the generic call() — goes through
 // run_call, the seven steps of Table 3: begin, check the signature, detect an empty write, select
@@ -135,7 +136,7 @@ class Op {
   std::shared_ptr<I> kernel_for(const typename I::Call& call) {
     return std::static_pointer_cast<I>(entry_slot<I>(call));
   }
-  // The key selection picks for `call` under `interface` (reference §3.3), without building.
+  // The key selection picks for `call` under `interface` (docs/framework.md), without building.
   // ContractError when `call` is not the interface's call spec type. Like a kernel_for miss, it
   // publishes its dispatch event (Note [Dispatch events] in dispatch.hpp).
   template <class Call>
@@ -178,8 +179,8 @@ class Op {
   // states none.
   virtual KernelCalls kernel_calls(const CallArgs& args) const;
 
-  // The one way to hold a sub-op (seeds: composite-ops §1): one (stage, identity) is built once,
-  // with this op's target, or `given` is held as passed.
+  // The one way to hold a sub-op (docs/seeds.md, composite-ops §1): one (stage, identity) is built
+  // once, with this op's target, or `given` is held as passed.
   template <class T>
   T& delegate_for(std::string_view stage, Identity identity, std::shared_ptr<T> given = nullptr,
                   const ParamMap& params = {}) {

@@ -1,7 +1,7 @@
-// Target: the execution policy of an op instance (seeds: construction-and-calls §4). A target is
-// a backend's name for one set of kernels that serve whole ops; BUILTIN names the in-tree kernels
-// and is never a registered name. "No target" (std::nullopt) lets the process default or device
-// detection decide at the first call.
+// Target: the execution policy of an op instance (docs/seeds.md, construction-and-calls §4). A
+// target is a backend's name for one set of kernels that serve whole ops; BUILTIN names the in-tree
+// kernels and is never a registered name. "No target" (std::nullopt) lets the process default or
+// device detection decide at the first call.
 #pragma once
 
 #include <optional>

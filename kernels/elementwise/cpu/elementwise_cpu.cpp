@@ -79,6 +79,11 @@ using Unsigned = std::make_unsigned_t<T>;
 void add(const Tensor& a, const Tensor& b, const Value& alpha, Tensor& out) {
   detail::dispatch_float_or_int(a.dtype(), "add(cpu)", "a", [&]<class T>(std::type_identity<T>) {
     if constexpr (std::is_integral_v<T>) {
+      // The op's rules refuse a float alpha on integers first; called directly, the kernel says so
+      // rather than let Value's conversion name neither the kernel nor the argument.
+      if (!alpha.is_int())
+        throw CheckError("add(cpu): alpha = " + alpha.repr() + " is not an int; an " +
+                         std::string(dtype_name(a.dtype())) + " input takes an int alpha");
       // Unsigned arithmetic wraps by definition; converting back to T is modular in C++20.
       const auto alpha_u = static_cast<Unsigned<T>>(alpha.as_int());
       binary_broadcast<T>(a, b, out, [alpha_u](T x, T y) {

@@ -167,7 +167,9 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
     // Note [Packed rows]: only the packed row stays live across the reduction; without this the
     // compiler keeps the float32 values of the first pass, twice the registers for 16-bit types.
 #pragma unroll
-    for (int j = 0; j < kVpt; ++j) opaque(x[j]);
+    for (int j = 0; j < kVpt; ++j) {
+      opaque(x[j]);
+    }
 
     // The weight and bias are the same for every row: after the first row of a block they come
     // from L1, so they are read here rather than held in registers across the reduction.

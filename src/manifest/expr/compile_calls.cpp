@@ -1,5 +1,5 @@
-// Kind checks of the primitive calls (MANIFEST.md §7): arity, keyword arguments and argument
-// kinds, each failure naming the primitive and the argument.
+// Kind checks of the primitive calls (docs/manifest.md §6.6): arity, keyword arguments and
+// argument kinds, each failure naming the primitive and the argument.
 
 #include <array>
 

@@ -1,5 +1,5 @@
 // Recursive-descent parser for the expression language, one function per Python precedence
-// level (Note [Expression grammar]). Every recursion goes through a depth guard, so no input can
+// level (docs/manifest.md §6.2). Every recursion goes through a depth guard, so no input can
 // exhaust the stack, and every Ast it returns is at most kMaxDepth deep, so the checker,
 // unparse and the evaluator recurse boundedly too (Note [Expression limits]).
 //
@@ -18,18 +18,7 @@
 //     every source of that Ast has too, so the canonical form nests no deeper than its source.
 //     (It writes `1 .value`, not `(1).value`, for the same reason.)
 //
-// Note [Expression grammar]
-//   test       := or_test ['if' or_test 'else' test]
-//   or_test    := and_test ('or' and_test)*
-//   and_test   := not_test ('and' not_test)*
-//   not_test   := 'not' not_test | comparison
-//   comparison := arith (cmp_op arith)*          cmp_op: == != < <= > >= in, not in
-//   arith      := term (('+' | '-') term)*
-//   term       := factor (('*' | '//' | '%') factor)*
-//   factor     := ('-' | '+') factor | postfix
-//   postfix    := atom (call | '[' subscript ']' | '.value')*
-//   atom       := int | float | str | name | True | False | None | inf
-//               | '(' [test (',' test)* [','] | test 'for' name 'in' or_test] ')'
+// The grammar, one rule per function below, is docs/manifest.md §6.2.
 // Forbidden Python constructs are recognised where they would start and rejected by name.
 
 #include <cmath>
@@ -511,7 +500,7 @@ AstPtr parse(std::string_view source) {
   };
   if (source.size() > kMaxLength) throw too_long(source.size(), "");
   AstPtr ast = Parser(source).run();
-  // Note [Expression limits]: the canonical form is bounded too.
+  // See Note [Expression limits]: the canonical form is bounded too.
   if (std::size_t length = unparse(*ast).size(); length > kMaxLength)
     throw too_long(length, " in canonical form");
   return ast;

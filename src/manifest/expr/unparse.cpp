@@ -11,7 +11,7 @@
 namespace tileops::expr {
 namespace {
 
-// Binding strength, lowest first (Note [Expression grammar] in parser.cpp).
+// Binding strength, lowest first (docs/manifest.md §6.2).
 // A bare generator binds loosest of all: anywhere but as a sole call argument it is bracketed.
 enum Prec : int {
   kGeneratorP = 0,
