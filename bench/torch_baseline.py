@@ -195,6 +195,10 @@ def main():
             sets = Sets(inputs, written)
             result["eager_time_s"] = time_calls(fn, sets)
             if not args.no_compile:
+                # Each case compiles from a clean slate: the cases share their Python functions,
+                # whose recompiles for new shapes would otherwise hit dynamo's recompile limit
+                # (FailOnRecompileLimitHit under fullgraph=True).
+                torch._dynamo.reset()
                 compiled = torch.compile(fn, fullgraph=True, dynamic=False)
                 result["compile_time_s"] = time_calls(compiled, sets)
             del sets, inputs

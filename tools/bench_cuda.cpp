@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bench_empty_kernel.hpp"
 #include "cuda/runtime.hpp"
 #include "tileops/core/stream.hpp"
 #endif
@@ -39,6 +40,8 @@ DeviceTiming time_on_cuda(Op&, const std::vector<std::optional<Tensor>>&, Device
 }
 
 std::string cuda_device_name(Device) { return ""; }
+
+double empty_kernel_seconds(Device) { return 0.0; }
 
 #else
 
@@ -144,6 +147,30 @@ std::string cuda_device_name(Device device) {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device.index) != cudaSuccess) return "";
   return prop.name;
+}
+
+double empty_kernel_seconds(Device device) {
+  constexpr int kKernels = 1000;
+  tileops::cuda::DeviceGuard on_device(device.index);
+  OwnedStream owned(device.index);
+  const cudaStream_t stream = owned.get();
+  Graph graph;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  const bool launched = launch_empty_kernels(stream, kKernels);
+  check(cudaStreamEndCapture(stream, &graph.graph_), "cudaStreamEndCapture");
+  if (!launched) throw CudaError("bench: the empty kernel did not launch");
+  check(cudaGraphInstantiate(&graph.exec_, graph.graph_, 0), "cudaGraphInstantiate");
+  check(cudaGraphLaunch(graph.exec_, stream), "cudaGraphLaunch");  // the graph's warm-up
+  Events events;
+  std::vector<double> per_kernel;
+  for (int b = 0; b < 9; ++b) {
+    events.start(stream);
+    check(cudaGraphLaunch(graph.exec_, stream), "cudaGraphLaunch");
+    events.stop(stream);
+    per_kernel.push_back(events.seconds() / kKernels);
+  }
+  std::sort(per_kernel.begin(), per_kernel.end());
+  return per_kernel[per_kernel.size() / 2];
 }
 
 DeviceTiming time_on_cuda(Op& op, const std::vector<std::optional<Tensor>>& inputs, Device device,

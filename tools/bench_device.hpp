@@ -31,6 +31,10 @@ struct DeviceTiming {
 DeviceTiming time_on_cuda(Op& op, const std::vector<std::optional<Tensor>>& inputs, Device device,
                           int warmup, int batches, GraphMode graph);
 
+// The time per kernel of empty kernels replayed from a CUDA graph on `device`, the floor of every
+// launch-bound case (the decode target is within 1 us of it); 0 in a CPU-only build.
+double empty_kernel_seconds(Device device);
+
 // The device's name ("NVIDIA H200"), for the report; "" in a CPU-only build.
 std::string cuda_device_name(Device device);
 

@@ -284,6 +284,9 @@ int run_bench(const BenchOptions& options) {
       stderr, "bench on {}: ceiling {:.1f} GB/s{} ({})\n", device.str(), ceiling.bytes_per_s / 1e9,
       ceiling.flops_per_s > 0 ? fmt::format(", {:.0f} TFLOP/s", ceiling.flops_per_s / 1e12) : "",
       ceiling.source);
+  if (device.is_cuda())
+    fmt::print(stderr, "an empty kernel replayed from a CUDA graph takes {:.2f} us per kernel\n",
+               empty_kernel_seconds(device) * 1e6);
   if (!options.json)
     fmt::print("{:<22} {:<34} {:>11} {:>9} {:>9} {:>8}  {}\n", "op", "case", "time (us)", "GB/s",
                "TFLOP/s", "ceiling", "kernels; note");

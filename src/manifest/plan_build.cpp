@@ -547,6 +547,16 @@ std::shared_ptr<const SignaturePlan> SignaturePlan::build(std::shared_ptr<const 
     if (t.dtype_at_call) d.ctor_dtype_at_call.push_back(static_cast<int>(ti));
   }
 
+  // Every rule, let and computed output axis term has a memo slot (Note [Memoised programs]).
+  d.let_memo_base = static_cast<int>(d.rules.size());
+  d.num_memos = d.let_memo_base + static_cast<int>(d.lets.size());
+  for (int o = 0; o < d.num_outputs; ++o) {
+    PlanTensor& t = d.tensors[d.num_ctor + d.num_inputs + o];
+    t.axis_memo.assign(t.axes.size(), -1);
+    for (std::size_t k = 0; k < t.axes.size(); ++k)
+      if (t.axis_direct[k] < 0) t.axis_memo[k] = d.num_memos++;
+  }
+
   // Construction: params and tensor slots are known; ctor tensors unify; lets and rules that
   // become decidable run at construction.
   std::vector<bool> known(d.scope.num_slots(), false);

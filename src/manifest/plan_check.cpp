@@ -156,7 +156,11 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
   // A record from this construction keeps the construction's values (Note [Record reuse] in
   // signature_call.hpp); the slots other presence points write and this one does not go back to
   // theirs.
-  if (call.plan_.get() != this) call.plan_ = shared_from_this();
+  if (call.plan_.get() != this) {
+    call.plan_ = shared_from_this();
+    call.memos_.clear();  // indices of another plan's programs
+  }
+  call.memos_.resize(static_cast<std::size_t>(d.num_memos));
   if (call.construction_id_ == state.id && call.frame_.size() == state.frame.size()) {
     for (int slot : schedule.reset_slots) call.frame_[slot] = state.frame[slot];
   } else {
@@ -192,7 +196,7 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     call.frame_[slot] = is_present ? Value(true) : Value();
   }
   detail::CallScratch scratch(d);
-  detail::run_schedule(d, schedule, call.frame_, call.tensors_, scratch);
+  detail::run_schedule(d, schedule, call.frame_, call.tensors_, scratch, call.memos_.data());
   // The call's dtype, which the op casts the tensor to (Note [Ctor tensor dtypes] in
   // plan_build.cpp).
   for (int ti : d.ctor_dtype_at_call)
@@ -208,7 +212,10 @@ void SignaturePlan::check_into(SignatureCall& call, const ConstructionState& sta
     const detail::Where where{t.decl->name, "shape"};
     Value value;
     for (std::size_t k = 0; k < t.axes.size(); ++k) {
-      const Value& v = detail::operand(d, t.axes[k], t.axis_direct[k], call.frame_, value, where);
+      const Value& v = t.axis_direct[k] >= 0
+                           ? call.frame_[t.axis_direct[k]]
+                           : detail::eval_memoised(d, t.axes[k], call.frame_,
+                                                   &call.memos_[t.axis_memo[k]], value, where);
       if (t.decl->shape.axes[k].splice) {
         rec.shape.append(v.as_int_list());
       } else {

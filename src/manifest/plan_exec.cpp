@@ -102,8 +102,52 @@ Value eval_checked(const PlanData& d, const expr::Program& p, const std::vector<
   }
 }
 
+// Note [Memoised programs]
+// Rules, lets and output axis terms are pure functions of the slots they read (expr::Program::
+// reads), and a serving process calls an op with the same few shapes over and over, so
+// interpreting them again each call is most of the signature check (Add's two dtype rules were a
+// quarter of its call, Amax's three shape rules nearly half). A call record keeps, per program,
+// the values of the slots it read and the result; a later check in the same record (records are
+// recycled, Note [Record reuse] in signature_call.hpp) compares those slots and takes the result
+// when each holds the same value of the same kind, which costs a few comparisons instead of an
+// interpretation. The kind is compared too because Value's equality is Python's (1 == 1.0) while
+// a rule may read a value's category. A failing evaluation leaves the memo invalid, so a call that
+// fails fails again the same way. A record is used by one call at a time, so no lock is needed.
+namespace {
+
+bool same_reads(const ProgramMemo& memo, const std::vector<int>& reads,
+                const std::vector<Value>& frame) {
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    const Value& now = frame[reads[i]];
+    const Value& then = memo.reads[i];
+    if (now.kind() != then.kind() || !(now == then)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const Value& eval_memoised(const PlanData& d, const expr::Program& p,
+                           const std::vector<Value>& frame, ProgramMemo* memo, Value& scratch,
+                           const Where& where) {
+  if (memo == nullptr) {
+    scratch = eval_checked(d, p, frame, where);
+    return scratch;
+  }
+  const std::vector<int>& reads = p.reads();
+  if (memo->valid && same_reads(*memo, reads, frame)) return memo->result;
+  memo->valid = false;
+  memo->result = eval_checked(d, p, frame, where);
+  memo->reads.resize(reads.size());
+  for (std::size_t i = 0; i < reads.size(); ++i) memo->reads[i] = frame[reads[i]];
+  memo->valid = true;
+  return memo->result;
+}
+
 void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& frame,
-                  const std::vector<TensorRecord>& records, CallScratch& scratch) {
+                  const std::vector<TensorRecord>& records, CallScratch& scratch,
+                  ProgramMemo* memos) {
+  Value evaluated;  // a rule's or let's value when there is no memo
   std::int64_t* pos = scratch.pos();
   for (const Step& step : s.steps) {
     // An optional construction-time tensor left out binds and checks nothing (a call schedule's
@@ -177,12 +221,15 @@ void run_schedule(const PlanData& d, const Schedule& s, std::vector<Value>& fram
         break;
       }
       case Step::Kind::kLet:
-        frame[step.slot] =
-            eval_checked(d, *step.prog, frame, {"signature.let", d.entry->lets[step.index].name});
+        frame[step.slot] = eval_memoised(
+            d, *step.prog, frame, memos ? &memos[d.let_memo_base + step.index] : nullptr, evaluated,
+            {"signature.let", d.entry->lets[step.index].name});
         break;
       case Step::Kind::kRule: {
         const Where where{"", "shape_rules", step.index};
-        if (!eval_checked(d, *step.prog, frame, where).as_bool())
+        if (!eval_memoised(d, *step.prog, frame, memos ? &memos[step.index] : nullptr, evaluated,
+                           where)
+                 .as_bool())
           fail(d, fmt::format("{}: {}", where.str(), d.entry->shape_rules[step.index].source));
         break;
       }

@@ -31,6 +31,7 @@ struct PlanTensor {
   int dtype_direct = -1;            // dtype is a bare name: its slot
   std::vector<expr::Program> axes;  // per axis term (a splice evaluates to a sequence)
   std::vector<int> axis_direct;     // per axis term: its slot when it is a bare name, else -1
+  std::vector<int> axis_memo;       // outputs, per axis term: its memo index, -1 for a bare name
 };
 
 // One step of a schedule. The scheduler orders steps so that each reads only solved slots.
@@ -85,6 +86,10 @@ struct PlanData {
   std::optional<expr::Program> flops;
   std::optional<expr::Program> bytes;
   int out_slot = -1;
+  // Memo indices (Note [Memoised programs]) are the rule's index, let_memo_base + the let's index,
+  // and PlanTensor::axis_memo for output axis terms; num_memos in all.
+  int let_memo_base = 0;
+  int num_memos = 0;
 
   std::vector<PlanTensor> tensors;
   int num_ctor = 0;

@@ -86,5 +86,59 @@ TEST_F(RecordReuse, RefillClearsTheStagesOfThePreviousCall) {
   EXPECT_TRUE(record->stages().empty());
 }
 
+// Memoised programs (Note [Memoised programs] in src/manifest/plan_exec.cpp): a record remembers
+// each rule's, let's and output axis term's last evaluation by the values of the slots it read. A
+// changed slot must evaluate again: a call that breaks a rule after passing calls of the same
+// record still fails, and a record's outputs follow the inputs.
+TEST(MemoisedPrograms, ARuleIsCheckedAgainWhenASlotItReadsChanges) {
+  auto amax = builtin_plan("AmaxFwdOp");
+  const ConstructionState state =
+      amax->construct({{"dim", Value(Shape{-1})}, {"keepdim", Value(true)}});
+  auto record = SignaturePlan::new_record();
+  const Inputs good{cpu({2, 3}, DType::kFloat32)};
+  amax->check_into(*record, state, good);
+  EXPECT_EQ(record->output(0).shape, (Shape{2, 1}));
+  const Inputs empty_axis{cpu({2, 0}, DType::kFloat32)};
+  const std::string error = check_error([&] { amax->check_into(*record, state, empty_axis); });
+  EXPECT_NE(error.find("AmaxFwdOp: shape_rules[2]"), std::string::npos) << error;
+  EXPECT_NE(error.find("S[normalize_axis(a, len(S))] > 0"), std::string::npos) << error;
+  // The same failure again, then a pass with new sizes whose output follows them.
+  EXPECT_EQ(check_error([&] { amax->check_into(*record, state, empty_axis); }), error);
+  const Inputs larger{cpu({4, 5, 6}, DType::kFloat32)};
+  amax->check_into(*record, state, larger);
+  EXPECT_EQ(record->output(0).shape, (Shape{4, 5, 1}));
+  EXPECT_EQ(snapshot(*record), snapshot(amax->check(state, larger)));
+}
+
+TEST(MemoisedPrograms, ADTypeRuleIsCheckedForEachDType) {
+  auto add = builtin_plan("AddFwdOp");
+  const ConstructionState state = add->construct({{"alpha", Value(0.5)}});
+  auto record = SignaturePlan::new_record();
+  const Inputs floats{cpu({3}, DType::kFloat32), cpu({3}, DType::kFloat32)};
+  const Inputs ints{cpu({3}, DType::kInt32), cpu({3}, DType::kInt32)};
+  add->check_into(*record, state, floats);
+  const std::string error = check_error([&] { add->check_into(*record, state, ints); });
+  EXPECT_NE(error.find("AddFwdOp: shape_rules[0]"), std::string::npos) << error;
+  EXPECT_NE(error.find("category(alpha)"), std::string::npos) << error;
+  add->check_into(*record, state, floats);
+  EXPECT_EQ(check_error([&] { add->check_into(*record, state, ints); }), error);
+}
+
+TEST(MemoisedPrograms, ARecordMovedToAnotherPlanForgetsTheOldPlansPrograms) {
+  auto amax = builtin_plan("AmaxFwdOp");
+  auto sum = builtin_plan("SumFwdOp");
+  const ConstructionState amax_state = amax->construct({{"dim", Value(Shape{0})}});
+  const ConstructionState sum_state = sum->construct({{"dim", Value(Shape{0})}});
+  auto record = SignaturePlan::new_record();
+  const Inputs x{cpu({0, 4}, DType::kFloat32)};
+  // Sum reduces an empty axis to zeros; Amax has no identity and refuses the same input.
+  sum->check_into(*record, sum_state, x);
+  EXPECT_EQ(record->output(0).shape, (Shape{4}));
+  const std::string error = check_error([&] { amax->check_into(*record, amax_state, x); });
+  EXPECT_NE(error.find("AmaxFwdOp: shape_rules[2]"), std::string::npos) << error;
+  sum->check_into(*record, sum_state, x);
+  EXPECT_EQ(snapshot(*record), snapshot(sum->check(sum_state, x)));
+}
+
 }  // namespace
 }  // namespace tileops::manifest

@@ -39,6 +39,16 @@ struct Traffic {
 using StageCalls =
     std::vector<std::pair<std::string, std::vector<std::shared_ptr<const SignatureCall>>>>;
 
+namespace detail {
+// The last evaluation of one of the plan's programs in a record (Note [Memoised programs] in
+// src/manifest/plan_exec.cpp): the values of the slots it read, and what it gave.
+struct ProgramMemo {
+  bool valid = false;
+  std::vector<Value> reads;
+  Value result;
+};
+}  // namespace detail
+
 class SignatureCall {
  public:
   // The solved value of an index, a construction param in index position or a let; throws
@@ -96,6 +106,9 @@ class SignatureCall {
   // construction, so a recycled record costs no allocation and no copy of the params.
   std::uint64_t construction_id_ = 0;
   std::vector<Value> frame_;
+  // Per memoised program of the plan (rules, lets, output axis terms); cleared when the record
+  // moves to another plan.
+  std::vector<detail::ProgramMemo> memos_;
   std::vector<TensorRecord> tensors_;
   std::optional<Device> device_;
   bool has_out_ = false;

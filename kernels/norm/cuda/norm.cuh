@@ -9,7 +9,7 @@
 //   - registers (norm_rows_kernel): a group of threads holds a row in registers as 16-byte
 //     vectors, kVpt per thread; a logical warp of 8 or 32 lanes per row for short rows (several
 //     rows per block), a whole block per row otherwise. The grid is sized to the device (Note
-//     [Norm grid] in norm_launch.cu) and each group walks its rows; the weight and bias a lane
+//     [Norm grid] in norm_launch.cu and each group walks its rows; the weight and bias a lane
 //     reads are the same for every row, so after the first row they come from L1. Holding them
 //     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
 //   - streaming (norm_stream_kernel): rows too long for registers; a block per row reads the row
@@ -131,6 +131,17 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
         x[j] = in_row ? load_vec_streaming(static_cast<const T*>(p.x) + at) : zero_vec<T>();
       }
     }
+    // The weight and bias are read after the reduction; asking for them now overlaps their
+    // latency with it (for a single row, as in decode, a whole dependent trip to memory).
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int v = lane + j * lanes;
+      if (!active || v >= n_vec) continue;
+      const std::int64_t at = static_cast<std::int64_t>(v) * kN;
+      if (weight) prefetch_l1(weight + at);
+      if constexpr (kKind == NormKind::kLayer)
+        if (bias) prefetch_l1(bias + at);
+    }
 
     RowScale rs;
     if constexpr (kKind == NormKind::kLayer) {
@@ -172,7 +183,8 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
     }
 
     // The weight and bias are the same for every row: after the first row of a block they come
-    // from L1, so they are read here rather than held in registers across the reduction.
+    // from L1, and the first row's were prefetched, so they are read here rather than held in
+    // registers across the reduction.
 #pragma unroll
     for (int j = 0; j < kVpt; ++j) {
       const int v = lane + j * lanes;

@@ -33,7 +33,8 @@ struct NormLaunch {
   const void* kernel = nullptr;  // the instantiation for (op, path, dtype, lanes per row)
   int threads = 0;               // per block
   int rows_per_block = 1;
-  int max_blocks = 0;  // blocks resident on the whole device at once
+  int max_blocks = 0;      // blocks resident on the whole device at once
+  bool persistent = true;  // the grid sized to the device (else one block per row group)
   std::int64_t n = 0;
 };
 // Plans the launch of `path` for rows of `n` elements of `dtype` on the current device, which has
