@@ -24,6 +24,9 @@ namespace {
 using namespace tileops;
 
 constexpr int kBatch = 64;
+// Batches per repetition, fixed: the manual time of a batch is its host time divided by kBatch, so
+// a time-based iteration count would run tens of thousands of batches, each waiting for the GPU.
+constexpr int kIterations = 2000;
 constexpr std::int64_t kWidth = 4096;
 
 Tensor gpu_tensor(const Shape& shape) {
@@ -66,7 +69,7 @@ void BM_CudaHost_RMSNorm_CacheHit(benchmark::State& st) {
     for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(op(x, w, options));
   });
 }
-BENCHMARK(BM_CudaHost_RMSNorm_CacheHit)->UseManualTime();
+BENCHMARK(BM_CudaHost_RMSNorm_CacheHit)->UseManualTime()->Iterations(kIterations);
 
 void BM_CudaHost_RMSNorm_BareLaunch(benchmark::State& st) {
   if (skip_without_gpu(st)) return;
@@ -86,7 +89,7 @@ void BM_CudaHost_RMSNorm_BareLaunch(benchmark::State& st) {
     for (int i = 0; i < kBatch; ++i) k::launch_norm(launch, tensors, native);
   });
 }
-BENCHMARK(BM_CudaHost_RMSNorm_BareLaunch)->UseManualTime();
+BENCHMARK(BM_CudaHost_RMSNorm_BareLaunch)->UseManualTime()->Iterations(kIterations);
 
 }  // namespace
 

@@ -8,8 +8,13 @@
 //
 // Knobs: vectors per thread (the row in registers: threads per row = vectors / kVpt), the grid
 // (persistent, sized to the device, or one block per row), the load and store cache hints, the
-// next row's loads issued before this row's reduction (persistent grids only), and programmatic
-// dependent launch (the next launch starts while this one drains).
+// next row's loads issued before this row's reduction (persistent grids only), programmatic
+// dependent launch (the next launch starts while this one drains), and how the weight arrives
+// (after the reduction, prefetched, or in registers with the row). Weights rotate with the inputs,
+// and cases under 1 Mi elements replay from a CUDA graph beside an empty kernel, as `tileops
+// bench` does. main() runs the comparison behind Note [Few rows] (kernels/norm/cuda/norm.cuh);
+// the earlier comparison of grids, hints and vectors per thread (Note [Norm grid]) used the same
+// variant<...> calls with other knobs. Results: bench/results/2026-12-01-h200-norm-variants.md.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -24,18 +29,20 @@ using namespace tileops::kernels::cuda;
 using T = __nv_bfloat16;
 using V = Vec<T>;
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t e_ = (call);                                                         \
-    if (e_ != cudaSuccess) {                                                         \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call,             \
-                   cudaGetErrorString(e_));                                          \
-      std::exit(1);                                                                  \
-    }                                                                                \
+#define CHECK(call)                                                                               \
+  do {                                                                                            \
+    cudaError_t e_ = (call);                                                                      \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                               \
+    }                                                                                             \
   } while (0)
 
 enum Load { kLdcs, kLdg, kPlain };
 enum Store { kStcs, kStPlain };
+// How the weight reaches the row's second pass: read after the reduction; prefetched to L1 or L2
+// with the row's loads; or loaded into registers with the row.
+enum Weight { kAfter, kPrefetchL1, kPrefetchL2, kRegisters };
 
 template <int kLoad>
 __device__ __forceinline__ V load_x(const T* p) {
@@ -51,9 +58,12 @@ __device__ __forceinline__ void opaque(Vv& v) {
   for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(words[i]));
 }
 
-template <int kVpt, int kLoad, int kStore, bool kPrefetch, bool kPdl>
-__global__ void __launch_bounds__(kVpt >= 8 ? 256 : kVpt >= 4 ? 512 : 1024) rms_kernel(const T* __restrict__ xs, const T* weight,
-                                                   T* out, long long rows, int n, float eps) {
+template <int kVpt, int kLoad, int kStore, bool kPrefetch, bool kPdl, int kWeight = kAfter>
+__global__ void __launch_bounds__(kVpt >= 8   ? 256
+                                  : kVpt >= 4 ? 512
+                                              : 1024)
+    rms_kernel(const T* __restrict__ xs, const T* weight, T* out, long long rows, int n,
+               float eps) {
   __shared__ BlockSumStorage storage;
   if constexpr (kPdl) asm volatile("griddepcontrol.wait;" ::: "memory");
   const int n_vec = n / V::kSize;
@@ -72,6 +82,16 @@ __global__ void __launch_bounds__(kVpt >= 8 ? 256 : kVpt >= 4 ? 512 : 1024) rms_
   long long row = blockIdx.x;
   if (row >= rows) return;
   load_row(row);
+  V wreg[kWeight == kRegisters ? kVpt : 1];
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) {
+    const int v = lane + j * lanes;
+    if (v >= n_vec) continue;
+    const T* wp = weight + (long long)v * V::kSize;
+    if constexpr (kWeight == kPrefetchL1) asm volatile("prefetch.global.L1 [%0];" ::"l"(wp));
+    if constexpr (kWeight == kPrefetchL2) asm volatile("prefetch.global.L2 [%0];" ::"l"(wp));
+    if constexpr (kWeight == kRegisters) wreg[j] = load_vec(wp);
+  }
   if constexpr (kPdl) asm volatile("griddepcontrol.launch_dependents;");
   for (; row < rows; row += gridDim.x) {
     float squares = 0.0f;
@@ -94,7 +114,11 @@ __global__ void __launch_bounds__(kVpt >= 8 ? 256 : kVpt >= 4 ? 512 : 1024) rms_
     for (int j = 0; j < kVpt; ++j) {
       const int v = lane + j * lanes;
       if (v >= n_vec) continue;
-      const V w = load_vec(weight + (long long)v * V::kSize);
+      V w;
+      if constexpr (kWeight == kRegisters)
+        w = wreg[j];
+      else
+        w = load_vec(weight + (long long)v * V::kSize);
       V y;
 #pragma unroll
       for (int e = 0; e < V::kSize; ++e)
@@ -109,6 +133,8 @@ __global__ void __launch_bounds__(kVpt >= 8 ? 256 : kVpt >= 4 ? 512 : 1024) rms_
   }
 }
 
+__global__ void empty_kernel() {}
+
 __global__ void copy_kernel(const uint4* __restrict__ src, uint4* dst, long long count) {
   for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < count;
        i += (long long)gridDim.x * blockDim.x)
@@ -121,15 +147,15 @@ struct Shape {
 };
 
 struct Buffers {
-  std::vector<T*> x, out;
-  T* weight;
+  std::vector<T*> x, out, weight;  // one weight per set, as `tileops bench` rotates it
 };
 
 Buffers make(const Shape& s, int sets) {
   Buffers b;
   const size_t bytes = (size_t)s.rows * s.n * sizeof(T);
   std::vector<T> host((size_t)s.rows * s.n);
-  for (size_t i = 0; i < host.size(); ++i) host[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 500.0f - 1.0f);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = __float2bfloat16((float)((i * 2654435761u) % 1000) / 500.0f - 1.0f);
   for (int i = 0; i < sets; ++i) {
     T *x, *o;
     CHECK(cudaMalloc(&x, bytes));
@@ -140,28 +166,44 @@ Buffers make(const Shape& s, int sets) {
   }
   std::vector<T> w(s.n);
   for (int i = 0; i < s.n; ++i) w[i] = __float2bfloat16(0.5f + (i % 7) * 0.1f);
-  CHECK(cudaMalloc(&b.weight, s.n * sizeof(T)));
-  CHECK(cudaMemcpy(b.weight, w.data(), s.n * sizeof(T), cudaMemcpyHostToDevice));
+  for (int i = 0; i < sets; ++i) {
+    T* wd;
+    CHECK(cudaMalloc(&wd, s.n * sizeof(T)));
+    CHECK(cudaMemcpy(wd, w.data(), s.n * sizeof(T), cudaMemcpyHostToDevice));
+    b.weight.push_back(wd);
+  }
   return b;
 }
 
 void release(Buffers& b) {
   for (T* p : b.x) CHECK(cudaFree(p));
   for (T* p : b.out) CHECK(cudaFree(p));
-  CHECK(cudaFree(b.weight));
+  for (T* p : b.weight) CHECK(cudaFree(p));
 }
 
 template <class Launch>
-double time_us(Launch&& launch, int sets, cudaStream_t stream) {
+double time_us(Launch&& launch, int sets, cudaStream_t stream, bool graph = false) {
   for (int i = 0; i < 3 * sets; ++i) launch(i % sets);
   const int per_batch = std::max(20, 2 * sets);
+  cudaGraphExec_t exec = nullptr;
+  if (graph) {
+    cudaGraph_t g;
+    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < per_batch; ++i) launch(i % sets);
+    CHECK(cudaStreamEndCapture(stream, &g));
+    CHECK(cudaGraphInstantiate(&exec, g, 0));
+    CHECK(cudaGraphLaunch(exec, stream));
+  }
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
   CHECK(cudaEventCreate(&b));
   std::vector<double> samples;
   for (int batch = 0; batch < 15; ++batch) {
     CHECK(cudaEventRecord(a, stream));
-    for (int i = 0; i < per_batch; ++i) launch(i % sets);
+    if (exec)
+      CHECK(cudaGraphLaunch(exec, stream));
+    else
+      for (int i = 0; i < per_batch; ++i) launch(i % sets);
     CHECK(cudaEventRecord(b, stream));
     CHECK(cudaEventSynchronize(b));
     float ms = 0;
@@ -173,10 +215,10 @@ double time_us(Launch&& launch, int sets, cudaStream_t stream) {
   return samples[samples.size() / 2];
 }
 
-template <int kVpt, int kLoad, int kStore, bool kPrefetch, bool kPdl>
+template <int kVpt, int kLoad, int kStore, bool kPrefetch, bool kPdl, int kWeight = kAfter>
 void variant(const char* name, const Shape& s, Buffers& b, int sets, bool persistent,
              cudaStream_t stream, int sms) {
-  auto kernel = rms_kernel<kVpt, kLoad, kStore, kPrefetch, kPdl>;
+  auto kernel = rms_kernel<kVpt, kLoad, kStore, kPrefetch, kPdl, kWeight>;
   const int vectors = s.n / V::kSize;
   const int threads = std::clamp((vectors / kVpt + 31) / 32 * 32, 32, 1024);
   if ((long long)threads * kVpt < vectors) return;
@@ -198,10 +240,10 @@ void variant(const char* name, const Shape& s, Buffers& b, int sets, bool persis
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attr;
     config.numAttrs = kPdl ? 1 : 0;
-    CHECK(cudaLaunchKernelEx(&config, kernel, (const T*)b.x[set], (const T*)b.weight, b.out[set],
-                             s.rows, s.n, 1e-6f));
+    CHECK(cudaLaunchKernelEx(&config, kernel, (const T*)b.x[set], (const T*)b.weight[set],
+                             b.out[set], s.rows, s.n, 1e-6f));
   };
-  const double us = time_us(launch, sets, stream);
+  const double us = time_us(launch, sets, stream, s.rows * s.n < (1 << 20));
   const double bytes = 2.0 * s.rows * s.n * sizeof(T) + s.n * sizeof(T);
   std::printf("%-34s [%6lld, %5d] %9.2f us %8.1f GB/s %6.1f%%  (threads %d, blocks %lld, %d/SM)\n",
               name, s.rows, s.n, us, bytes / us / 1e3, bytes / us / 1e3 / 4250 * 100, threads,
@@ -213,47 +255,34 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const Shape shapes[] = {{2048, 4096}, {2048, 8192}, {2048, 16384}, {16384, 8192}, {4096, 16384}};
+  const Shape shapes[] = {{1, 4096}, {2048, 4096}, {2048, 8192}, {2048, 16384}, {16384, 8192}};
   for (const Shape& s : shapes) {
     const double set_bytes = 2.0 * s.rows * s.n * sizeof(T);
-    const int sets = std::max(2, (int)(4 * 50e6 / set_bytes) + 1);
+    const int sets = std::min(4096, std::max(2, (int)(4 * 50e6 / set_bytes) + 1));
     Buffers b = make(s, sets);
-    {  // The ceiling: a vectorised copy of x to out.
-      const long long count = s.rows * s.n * (long long)sizeof(T) / 16;
-      auto launch = [&](int set) {
-        copy_kernel<<<sms * 8, 256, 0, stream>>>((const uint4*)b.x[set], (uint4*)b.out[set],
-                                                 count);
-      };
-      const double us = time_us(launch, sets, stream);
-      std::printf("%-34s [%6lld, %5d] %9.2f us %8.1f GB/s %6.1f%%\n", "copy", s.rows, s.n, us,
-                  set_bytes / us / 1e3, set_bytes / us / 1e3 / 4250 * 100);
+    if (s.rows == 1) {  // the floor of a launch-bound case: an empty kernel from a graph
+      auto launch = [&](int) { empty_kernel<<<1, 32, 0, stream>>>(); };
+      std::printf("%-34s [%6lld, %5d] %9.2f us\n", "empty kernel (graph)", s.rows, s.n,
+                  time_us(launch, sets, stream, true));
     }
-    variant<4, kLdcs, kStcs, false, false>("vpt4 ldcs stcs persistent (lib)", s, b, sets, true,
-                                           stream, sms);
-    variant<4, kLdcs, kStcs, false, false>("vpt4 ldcs stcs per-row", s, b, sets, false, stream,
-                                           sms);
-    variant<2, kLdcs, kStcs, false, false>("vpt2 ldcs stcs persistent", s, b, sets, true, stream,
-                                           sms);
-    variant<8, kLdcs, kStcs, false, false>("vpt8 ldcs stcs persistent", s, b, sets, true, stream,
-                                           sms);
-    variant<8, kLdcs, kStcs, false, false>("vpt8 ldcs stcs per-row", s, b, sets, false, stream,
-                                           sms);
-    variant<4, kLdg, kStPlain, false, false>("vpt4 ldg st persistent", s, b, sets, true, stream,
-                                             sms);
-    variant<4, kPlain, kStPlain, false, false>("vpt4 ld st persistent", s, b, sets, true, stream,
-                                               sms);
-    variant<4, kLdcs, kStcs, true, false>("vpt4 ldcs stcs prefetch", s, b, sets, true, stream,
-                                          sms);
-    variant<8, kLdcs, kStcs, true, false>("vpt8 ldcs stcs prefetch", s, b, sets, true, stream,
-                                          sms);
-    variant<4, kLdcs, kStcs, false, true>("vpt4 ldcs stcs persistent pdl", s, b, sets, true,
-                                          stream, sms);
-    variant<4, kLdcs, kStcs, false, true>("vpt4 ldcs stcs per-row pdl", s, b, sets, false, stream,
-                                          sms);
-    variant<4, kLdcs, kStcs, true, true>("vpt4 ldcs stcs prefetch pdl", s, b, sets, true, stream,
-                                         sms);
-    variant<8, kLdcs, kStcs, true, true>("vpt8 ldcs stcs prefetch pdl", s, b, sets, true, stream,
-                                         sms);
+    variant<4, kLdcs, kStcs, false, false, kAfter>("persistent, weight after", s, b, sets, true,
+                                                   stream, sms);
+    variant<4, kLdcs, kStcs, false, false, kPrefetchL1>("persistent, prefetch L1", s, b, sets, true,
+                                                        stream, sms);
+    variant<4, kLdcs, kStcs, false, false, kAfter>("per-row, weight after", s, b, sets, false,
+                                                   stream, sms);
+    variant<4, kLdcs, kStcs, false, false, kPrefetchL1>("per-row, prefetch L1", s, b, sets, false,
+                                                        stream, sms);
+    variant<4, kLdcs, kStcs, false, false, kPrefetchL2>("per-row, prefetch L2", s, b, sets, false,
+                                                        stream, sms);
+    variant<4, kLdcs, kStcs, false, false, kRegisters>("per-row, weight in registers", s, b, sets,
+                                                       false, stream, sms);
+    variant<2, kLdcs, kStcs, false, false, kAfter>("per-row vpt2, weight after", s, b, sets, false,
+                                                   stream, sms);
+    variant<2, kLdcs, kStcs, false, false, kRegisters>("per-row vpt2, weight in registers", s, b,
+                                                       sets, false, stream, sms);
+    variant<4, kLdcs, kStcs, false, true, kAfter>("persistent pdl, weight after", s, b, sets, true,
+                                                  stream, sms);
     release(b);
   }
   return 0;

@@ -67,12 +67,6 @@ __device__ __forceinline__ void store_vec_streaming(T* p, const Vec<T>& v) {
   __stcs(reinterpret_cast<uint4*>(p), *reinterpret_cast<const uint4*>(&v));
 }
 
-// Asks for the line holding `p` in L1 without waiting for it or holding a register: data needed
-// after a reduction (a norm's weight) arrives while the reduction runs.
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-}
-
 template <class T>
 __device__ __forceinline__ Vec<T> zero_vec() {
   Vec<T> z;

@@ -88,7 +88,15 @@ __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) 
 // Rows in registers. Each group walks rows r = first + k * stride; for logical warps the walk is
 // uniform across the hardware warp (a group past the last row computes on zeros and stores
 // nothing), because the warp's shuffles need every lane.
-template <NormKind kKind, class T, int kThreads, int kVpt>
+// Note [Few rows]
+// Measured on the H200 (bench/experiments/norm_variants.cu, RMSNorm bfloat16, inputs and weight
+// rotated beyond the L2): a single row of 4096 takes 3.65 us when the weight is read after the
+// reduction (two dependent trips to memory), 2.13 us when it loads with the row, against 0.50 us
+// for an empty kernel; a prefetch instruction instead (2.91 us) costs 5-9 points of bandwidth on
+// prefill shapes. Holding the weight in registers halves the blocks per multiprocessor, which
+// costs prefill shapes 10-20 points, so it is a separate instantiation (kFewRows) that the launch
+// takes only for calls of fewer rows than the device has multiprocessors.
+template <NormKind kKind, class T, int kThreads, int kVpt, bool kFewRows = false>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;
   constexpr int kN = V::kSize;
@@ -131,16 +139,18 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
         x[j] = in_row ? load_vec_streaming(static_cast<const T*>(p.x) + at) : zero_vec<T>();
       }
     }
-    // The weight and bias are read after the reduction; asking for them now overlaps their
-    // latency with it (for a single row, as in decode, a whole dependent trip to memory).
+    // A few rows (decode): the weight and bias load with the row, so that their trip to memory
+    // overlaps the row's instead of following the reduction (Note [Few rows]).
+    V w_held[kFewRows ? kVpt : 1], b_held[kFewRows ? kVpt : 1];
+    if constexpr (kFewRows) {
 #pragma unroll
-    for (int j = 0; j < kVpt; ++j) {
-      const int v = lane + j * lanes;
-      if (!active || v >= n_vec) continue;
-      const std::int64_t at = static_cast<std::int64_t>(v) * kN;
-      if (weight) prefetch_l1(weight + at);
-      if constexpr (kKind == NormKind::kLayer)
-        if (bias) prefetch_l1(bias + at);
+      for (int j = 0; j < kVpt; ++j) {
+        const int v = lane + j * lanes;
+        const bool in_row = active && v < n_vec;
+        const std::int64_t at = static_cast<std::int64_t>(v) * kN;
+        w_held[j] = in_row && weight ? load_vec(weight + at) : V{};
+        b_held[j] = in_row && bias && kKind == NormKind::kLayer ? load_vec(bias + at) : V{};
+      }
     }
 
     RowScale rs;
@@ -183,17 +193,21 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
     }
 
     // The weight and bias are the same for every row: after the first row of a block they come
-    // from L1, and the first row's were prefetched, so they are read here rather than held in
-    // registers across the reduction.
+    // from L1, so they are read here rather than held in registers across the reduction.
 #pragma unroll
     for (int j = 0; j < kVpt; ++j) {
       const int v = lane + j * lanes;
       if (!active || v >= n_vec) continue;
       const std::int64_t at = static_cast<std::int64_t>(v) * kN;
-      const V w = weight ? load_vec(weight + at) : V{};
-      V b{};
-      if constexpr (kKind == NormKind::kLayer)
-        if (bias) b = load_vec(bias + at);
+      V w{}, b{};
+      if constexpr (kFewRows) {
+        w = w_held[j];
+        b = b_held[j];
+      } else {
+        if (weight) w = load_vec(weight + at);
+        if constexpr (kKind == NormKind::kLayer)
+          if (bias) b = load_vec(bias + at);
+      }
       V y;
 #pragma unroll
       for (int e = 0; e < kN; ++e) {

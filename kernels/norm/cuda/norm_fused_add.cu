@@ -3,8 +3,8 @@
 
 namespace tileops::kernels::cuda {
 
-const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes) {
-  return norm_kernel<NormKind::kFusedAddRMS>(path, dtype, lanes);
+const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows) {
+  return norm_kernel<NormKind::kFusedAddRMS>(path, dtype, lanes, few_rows);
 }
 
 }  // namespace tileops::kernels::cuda

@@ -10,7 +10,7 @@
 namespace tileops::kernels::cuda {
 
 template <NormKind K, class T>
-const void* norm_kernel(NormPath path, int lanes) {
+const void* norm_kernel(NormPath path, int lanes, bool few_rows) {
   constexpr int kVpt = kNormVectorsPerLane;
   switch (path) {
     case NormPath::kWarp:
@@ -18,7 +18,8 @@ const void* norm_kernel(NormPath path, int lanes) {
                  ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, kNarrowLanes, kVpt>)
                  : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
     case NormPath::kBlock:
-      return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
+      return few_rows ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt, true>)
+                      : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
     case NormPath::kStreaming:
       return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, Vec<T>::kSize>);
     case NormPath::kGeneral:
@@ -28,14 +29,14 @@ const void* norm_kernel(NormPath path, int lanes) {
 }
 
 template <NormKind K>
-const void* norm_kernel(NormPath path, DType dtype, int lanes) {
+const void* norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows) {
   switch (dtype) {
     case DType::kFloat16:
-      return norm_kernel<K, __half>(path, lanes);
+      return norm_kernel<K, __half>(path, lanes, few_rows);
     case DType::kBFloat16:
-      return norm_kernel<K, __nv_bfloat16>(path, lanes);
+      return norm_kernel<K, __nv_bfloat16>(path, lanes, few_rows);
     case DType::kFloat32:
-      return norm_kernel<K, float>(path, lanes);
+      return norm_kernel<K, float>(path, lanes, few_rows);
     default:
       throw CheckError("norm (cuda): dtype " + std::string(dtype_name(dtype)) +
                        " is not float16, bfloat16 or float32");

@@ -1,6 +1,7 @@
 // The instantiated norm kernels, one function per op (norm_rms.cu, norm_layer.cu,
 // norm_fused_add.cu, compiled in parallel): the kernel of a path, dtype and lanes per row, as the
-// pointer cudaLaunchKernel takes. CheckError for a dtype outside float16, bfloat16, float32.
+// pointer cudaLaunchKernel takes; `few_rows` asks for the block path's variant for calls of a few
+// rows (Note [Few rows] in norm.cuh). CheckError for a dtype outside float16, bfloat16, float32.
 #pragma once
 
 #include "kernels/norm/cuda/norm_launch.hpp"
@@ -11,8 +12,8 @@ namespace tileops::kernels::cuda {
 // 128-element head norms: four rows per warp), else 32.
 inline constexpr int kNarrowLanes = 8;
 
-const void* rms_norm_kernel(NormPath path, DType dtype, int lanes);
-const void* layer_norm_kernel(NormPath path, DType dtype, int lanes);
-const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes);
+const void* rms_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows = false);
+const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows = false);
+const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows = false);
 
 }  // namespace tileops::kernels::cuda

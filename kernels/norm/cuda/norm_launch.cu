@@ -18,14 +18,14 @@ constexpr int kWarpBlockThreads = 256;
 constexpr int kStreamThreads = 512;
 constexpr int kGeneralThreads = 256;
 
-const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes) {
+const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes, bool few_rows = false) {
   switch (op) {
     case NormOp::kRMS:
-      return rms_norm_kernel(path, dtype, lanes);
+      return rms_norm_kernel(path, dtype, lanes, few_rows);
     case NormOp::kLayer:
-      return layer_norm_kernel(path, dtype, lanes);
+      return layer_norm_kernel(path, dtype, lanes, few_rows);
     case NormOp::kFusedAddRMS:
-      return fused_add_rms_norm_kernel(path, dtype, lanes);
+      return fused_add_rms_norm_kernel(path, dtype, lanes, few_rows);
   }
   return nullptr;
 }
@@ -67,6 +67,10 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
     throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
                     " threads of this kernel does not fit on a multiprocessor");
   launch.max_blocks = per_sm * std::max(sm_count, 1);
+  if (path == NormPath::kBlock) {
+    launch.few_rows_kernel = kernel_for(op, path, dtype, lanes, true);
+    launch.few_rows_below = std::max(sm_count, 1);
+  }
   return launch;
 }
 
@@ -99,7 +103,8 @@ void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
   params.n = launch.n;
   params.eps = t.eps;
   void* args[] = {&params};
-  TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
+  const void* kernel = t.rows < launch.few_rows_below ? launch.few_rows_kernel : launch.kernel;
+  TILEOPS_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)),
                                       dim3(static_cast<unsigned>(launch.threads)), args, 0,
                                       static_cast<cudaStream_t>(stream)));
   TILEOPS_CUDA_CHECK_LAUNCH();

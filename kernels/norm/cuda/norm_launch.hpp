@@ -35,6 +35,10 @@ struct NormLaunch {
   int rows_per_block = 1;
   int max_blocks = 0;      // blocks resident on the whole device at once
   bool persistent = true;  // the grid sized to the device (else one block per row group)
+  // The block path's variant for calls of fewer than few_rows_below rows (Note [Few rows] in
+  // norm.cuh), or null.
+  const void* few_rows_kernel = nullptr;
+  std::int64_t few_rows_below = 0;
   std::int64_t n = 0;
 };
 // Plans the launch of `path` for rows of `n` elements of `dtype` on the current device, which has

@@ -3,8 +3,8 @@
 
 namespace tileops::kernels::cuda {
 
-const void* layer_norm_kernel(NormPath path, DType dtype, int lanes) {
-  return norm_kernel<NormKind::kLayer>(path, dtype, lanes);
+const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows) {
+  return norm_kernel<NormKind::kLayer>(path, dtype, lanes, few_rows);
 }
 
 }  // namespace tileops::kernels::cuda
