@@ -18,8 +18,10 @@ const void* norm_kernel(NormPath path, int lanes, bool few_rows) {
                  ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, kNarrowLanes, kVpt>)
                  : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
     case NormPath::kBlock:
-      return few_rows ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt, true>)
-                      : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
+      // LayerNorm has no few-rows variant (Note [Few rows]).
+      if constexpr (K != NormKind::kLayer)
+        if (few_rows) return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt, true>);
+      return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
     case NormPath::kStreaming:
       return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, Vec<T>::kSize>);
     case NormPath::kGeneral:

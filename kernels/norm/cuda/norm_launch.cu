@@ -67,7 +67,7 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
     throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
                     " threads of this kernel does not fit on a multiprocessor");
   launch.max_blocks = per_sm * std::max(sm_count, 1);
-  if (path == NormPath::kBlock) {
+  if (path == NormPath::kBlock && op != NormOp::kLayer) {  // Note [Few rows] in norm.cuh
     launch.few_rows_kernel = kernel_for(op, path, dtype, lanes, true);
     launch.few_rows_below = std::max(sm_count, 1);
   }
