@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 
+#include "kernels/activation/interface.hpp"
 #include "kernels/attention/interface.hpp"
 #include "kernels/common/cpu/cpu_kernel.hpp"
 #include "kernels/elementwise/interface.hpp"
@@ -52,6 +53,10 @@ void force_noop_kernels() {
     register_noop<kernels::AddFwdInterface>("AddFwdOp");
     register_noop<kernels::MulFwdInterface>("MulFwdOp");
     register_noop<kernels::AlibiFwdInterface>("AlibiFwdOp");
+    register_noop<kernels::SiluFwdInterface>("SiluFwdOp");
+    register_noop<kernels::GeluFwdInterface>("GeluFwdOp");
+    register_noop<kernels::SiluAndMulFwdInterface>("SiluAndMulFwdOp");
+    register_noop<kernels::GeluAndMulFwdInterface>("GeluAndMulFwdOp");
     setenv("TILEOPS_FORCE", "noop", 1);
     return true;
   }();
@@ -168,5 +173,34 @@ void BM_Family_Attention_Alibi(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(op(options));
 }
 BENCHMARK(BM_Family_Attention_Alibi);
+
+// Decode-sized activations of Llama-3.1-8B's FFN (intermediate 14336).
+void BM_Family_Activation_Silu(benchmark::State& st) {
+  force_noop_kernels();
+  SiluFwdOp op;
+  time_calls(st, op, bf16({1, 14336}), bf16({1, 14336}));
+}
+BENCHMARK(BM_Family_Activation_Silu);
+
+void BM_Family_Activation_Gelu(benchmark::State& st) {
+  force_noop_kernels();
+  GeluFwdOp op("tanh");
+  time_calls(st, op, bf16({1, 14336}), bf16({1, 14336}));
+}
+BENCHMARK(BM_Family_Activation_Gelu);
+
+void BM_Family_Activation_SiluAndMul(benchmark::State& st) {
+  force_noop_kernels();
+  SiluAndMulFwdOp op;
+  time_calls(st, op, bf16({1, 14336}), bf16({1, 2 * 14336}));
+}
+BENCHMARK(BM_Family_Activation_SiluAndMul);
+
+void BM_Family_Activation_GeluAndMul(benchmark::State& st) {
+  force_noop_kernels();
+  GeluAndMulFwdOp op;
+  time_calls(st, op, bf16({1, 14336}), bf16({1, 2 * 14336}));
+}
+BENCHMARK(BM_Family_Activation_GeluAndMul);
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <bit>
 
+#include "tileops/ops/activation.hpp"
 #include "tileops/ops/elementwise.hpp"
 #include "tileops/ops/norm.hpp"
 #include "tileops/ops/reduction.hpp"
@@ -61,6 +62,13 @@ TEST(EntryBounds, RMSNormOverTenThousandBatchShapesKeepsOneKeyPerRowLength) {
   for_each_shape([&](int a, int b, int c) { norm(ones({a, b, c, 4})); });
   EXPECT_EQ(norm.cached_call_specs("rms_norm"), 1u);
   EXPECT_EQ(norm.built_entries("rms_norm").size(), 1u);
+}
+
+TEST(EntryBounds, GatedActivationOverTenThousandShapesKeepsOneKey) {
+  SiluAndMulFwdOp op;
+  for_each_shape([&](int a, int b, int c) { op(ones({a, b, 2 * c})); });
+  EXPECT_EQ(op.cached_call_specs("silu_and_mul"), 1u);
+  EXPECT_EQ(op.built_entries("silu_and_mul").size(), 1u);
 }
 
 }  // namespace
