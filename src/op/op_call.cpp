@@ -81,21 +81,13 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     const detail::CallDeviceScope scope(name(), call, inputs, options.stream);
     const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
     CallArgs args{inputs, out, call, scope.stream(), ctor_tensors};
-    CallResult result;
-    if (device && device->is_meta()) {
+    const bool meta = device && device->is_meta();
+    // Built in place from whichever step produces it: a CallResult holds its tensors inline, so
+    // each move of it costs as much as the tensors do.
+    CallResult result = [&] {
       // The fake path: the check and the record, outputs of the inferred shape, no kernel, no
       // target.
-      result = empty_result(args);
-      if (detail::ExplainScope::current()) {
-        // A stage of a composite being explained: explained, not recorded (Note [Explaining a
-        // composite] in op_explain.cpp).
-        explain_into(args);
-        records_->give_back(std::move(filling));
-        return result;
-      }
-    } else if (call.empty_write()) {  // step 3
-      result = empty_result(args);
-    } else {
+      if (meta || call.empty_write()) return empty_result(args);  // step 3 for an empty write
       detail::Binding* b = binding_fast_.load(std::memory_order_seq_cst);
       if (!b->resolved.load(std::memory_order_acquire)) {  // step 4
         bound_here = bind_target(call, b);
@@ -103,7 +95,14 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
       // `builder` is read only once `resolved` is seen: a call that could not select (no device)
       // must not read it while another call is selecting.
       const bool on_target = b->resolved.load(std::memory_order_acquire) && b->builder;
-      result = on_target ? run_target(args, *b) : forward(args);  // step 5
+      return on_target ? run_target(args, *b) : forward(args);  // step 5
+    }();
+    if (meta && detail::ExplainScope::current()) {
+      // A stage of a composite being explained: explained, not recorded (Note [Explaining a
+      // composite] in op_explain.cpp).
+      explain_into(args);
+      records_->give_back(std::move(filling));
+      return result;
     }
     plan_->check_result(call, inputs, out, result);  // step 6
 
