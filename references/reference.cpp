@@ -20,6 +20,7 @@ const ReferenceTable& table() {
     add_reduction_references(r);
     add_elementwise_references(r);
     add_attention_references(r);
+    add_rope_references(r);
     return r;
   }();
   return t;
