@@ -14,6 +14,7 @@
 #include "kernels/elementwise/interface.hpp"
 #include "kernels/norm/interface.hpp"
 #include "kernels/reduction/interface.hpp"
+#include "kernels/rope/interface.hpp"
 #include "tileops/op/backend.hpp"
 #include "tileops/ops.hpp"
 
@@ -52,6 +53,7 @@ void force_noop_kernels() {
     register_noop<kernels::AddFwdInterface>("AddFwdOp");
     register_noop<kernels::MulFwdInterface>("MulFwdOp");
     register_noop<kernels::AlibiFwdInterface>("AlibiFwdOp");
+    register_noop<kernels::RopeFwdInterface>("RopeFwdOp");
     setenv("TILEOPS_FORCE", "noop", 1);
     return true;
   }();
@@ -168,5 +170,19 @@ void BM_Family_Attention_Alibi(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(op(options));
 }
 BENCHMARK(BM_Family_Attention_Alibi);
+
+// Llama-3.1-8B decode of one token, in place on query and key: no output, no out buffer.
+void BM_Family_Rope_Rope(benchmark::State& st) {
+  force_noop_kernels();
+  RopeFwdOp op;
+  const Tensor positions = Tensor::empty({1}, DType::kInt64);
+  const Tensor query = bf16({1, 32, 128}), key = bf16({1, 8, 128}), cache = bf16({4096, 128});
+  op(positions, query, key, cache);
+  for (auto _ : st) {
+    op(positions, query, key, cache);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_Family_Rope_Rope);
 
 }  // namespace
