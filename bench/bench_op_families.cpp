@@ -15,6 +15,7 @@
 #include "kernels/elementwise/interface.hpp"
 #include "kernels/norm/interface.hpp"
 #include "kernels/reduction/interface.hpp"
+#include "kernels/rope/interface.hpp"
 #include "tileops/op/backend.hpp"
 #include "tileops/ops.hpp"
 
@@ -57,6 +58,7 @@ void force_noop_kernels() {
     register_noop<kernels::GeluFwdInterface>("GeluFwdOp");
     register_noop<kernels::SiluAndMulFwdInterface>("SiluAndMulFwdOp");
     register_noop<kernels::GeluAndMulFwdInterface>("GeluAndMulFwdOp");
+    register_noop<kernels::RopeFwdInterface>("RopeFwdOp");
     setenv("TILEOPS_FORCE", "noop", 1);
     return true;
   }();
@@ -202,5 +204,19 @@ void BM_Family_Activation_GeluAndMul(benchmark::State& st) {
   time_calls(st, op, bf16({1, 14336}), bf16({1, 2 * 14336}));
 }
 BENCHMARK(BM_Family_Activation_GeluAndMul);
+
+// Llama-3.1-8B decode of one token, in place on query and key: no output, no out buffer.
+void BM_Family_Rope_Rope(benchmark::State& st) {
+  force_noop_kernels();
+  RopeFwdOp op;
+  const Tensor positions = Tensor::empty({1}, DType::kInt64);
+  const Tensor query = bf16({1, 32, 128}), key = bf16({1, 8, 128}), cache = bf16({4096, 128});
+  op(positions, query, key, cache);
+  for (auto _ : st) {
+    op(positions, query, key, cache);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_Family_Rope_Rope);
 
 }  // namespace

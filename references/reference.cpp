@@ -21,6 +21,7 @@ const ReferenceTable& table() {
     add_elementwise_references(r);
     add_attention_references(r);
     add_activation_references(r);
+    add_rope_references(r);
     return r;
   }();
   return t;

@@ -391,8 +391,14 @@ void written_input(const OpInfo& info, std::size_t i) {
       continue;
     Inputs aliased = inputs;
     aliased[i] = inputs[j];
+    // Two written inputs passed as one tensor (RopeFwdOp's query and key): the check names the
+    // first written input in signature order (src/manifest/plan_check.cpp).
+    const std::string& other = info.entry().inputs[j].name;
+    const bool other_first =
+        j < i && std::find(written.begin(), written.end(), other) != written.end();
     refused(aliased, {},
-            name + " is written and shares storage with input " + info.entry().inputs[j].name);
+            other_first ? other + " is written and shares storage with input " + name
+                        : name + " is written and shares storage with input " + other);
   }
   const int buffer = info.buffer_output();
   if (buffer >= 0 && info.outputs_of(c).at(static_cast<std::size_t>(buffer)).shape == t.shape() &&
