@@ -278,6 +278,11 @@ TEST(RopeCpu, BadInputsNameTheTensorAndTheRule) {
                  "RopeFwdOp: key shape does not match N: axis 0 is 4, expected 3");
   expect_refused(op, positions, query, random_tensor({3, 2, 8}, bf16, 708), cache,
                  "RopeFwdOp: key shape does not match D: axis 2 is 8, expected 16");
+  // A position past the cache (P = 4) or negative: checked on the CPU before anything is written.
+  expect_refused(op, positions_tensor({0, 4, 1}, DType::kInt64), query, key, cache,
+                 "RopeFwdOp: positions[1] = 4 is outside the rows of cos_sin_cache, [0, 4)");
+  expect_refused(op, positions_tensor({0, 1, -1}, DType::kInt32), query, key, cache,
+                 "RopeFwdOp: positions[2] = -1 is outside the rows of cos_sin_cache, [0, 4)");
   // The instance still serves a good call.
   check_rope(op, RopeCase{}, 709);
 }

@@ -2,6 +2,7 @@
 #include "kernels/rope/cpu/rope_cpu.hpp"
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "kernels/common/cpu/cpu_kernel_support.hpp"
@@ -36,6 +37,22 @@ void rotate_heads(T* x, std::int64_t heads, const RopeSizes& s, const T* cos_sin
   }
 }
 
+// A position outside the cache would read past it. Positions are the caller's obligation
+// (manifest/rope.yaml), but on the CPU checking them costs one pass over N integers, so a bad one
+// raises before anything is written instead of reading out of bounds.
+template <class I>
+void check_positions(const I* positions, std::int64_t tokens, std::int64_t cache_rows) {
+  for (std::int64_t n = 0; n < tokens; ++n) {
+    const auto p = static_cast<std::int64_t>(positions[n]);
+    if (p < 0 || p >= cache_rows)
+      // The message starts with the op's name, as every message of the library's ops does: this
+      // kernel serves RopeFwdOp alone.
+      throw CheckError("RopeFwdOp: positions[" + std::to_string(n) + "] = " + std::to_string(p) +
+                       " is outside the rows of cos_sin_cache, [0, " + std::to_string(cache_rows) +
+                       ")");
+  }
+}
+
 template <bool kNeox, class T, class I>
 void rotate_tokens(const I* positions, T* query, T* key, const T* cache, const RopeSizes& s) {
   const std::int64_t q_row = s.q_heads * s.head_size;
@@ -57,6 +74,7 @@ void rope(const Tensor& positions, Tensor& query, Tensor& key, const Tensor& cos
   detail::dispatch_float(query.dtype(), "rope(cpu)", "query", [&]<class T>(std::type_identity<T>) {
     auto run = [&]<class I>(std::type_identity<I>) {
       const I* pos = positions.data<const I>();
+      check_positions(pos, s.tokens, cos_sin_cache.shape()[0]);
       const T* cache = cos_sin_cache.data<const T>();
       if (is_neox)
         rotate_tokens<true>(pos, query.data<T>(), key.data<T>(), cache, s);
