@@ -1,0 +1,163 @@
+// Note [Python arrays]
+// Import: the producer's __dlpack__ is asked for a versioned capsule (max_version=(1, 1)) and,
+// when it does not take that keyword (older producers), for a legacy one. The capsule's managed
+// tensor goes to from_dlpack, which takes ownership on success; the capsule is then renamed
+// "used_..." so that its destructor leaves the tensor alone, as the protocol says. Before that the
+// managed tensor's deleter is wrapped: the producer's deleter may touch Python objects (NumPy's
+// drops a reference to the array), and the library may drop its last reference on any thread,
+// with or without the GIL, so the wrapper takes the GIL around it (and skips it once the
+// interpreter is finalising, when nothing may run Python).
+// Export: DLPackTensor hands out a fresh capsule per __dlpack__ call, versioned when the consumer
+// asks for version 1 or later, legacy otherwise; a capsule nobody consumed frees its tensor in its
+// destructor. Streams: CPU tensors need no synchronisation; the `stream` argument is accepted and
+// ignored for them.
+#include "arrays.hpp"
+
+#include <Python.h>
+#include <fmt/format.h>
+
+#include <string>
+
+#include "tileops/core/dlpack.hpp"
+#include "tileops/core/error.hpp"
+
+namespace nb = nanobind;
+
+namespace tileops::python {
+namespace {
+
+constexpr const char* kVersioned = "dltensor_versioned";
+constexpr const char* kLegacy = "dltensor";
+
+// The producer's deleter and context, run with the GIL held.
+template <class Managed>
+struct GilDeleter {
+  void (*deleter)(Managed*);
+  void* context;
+
+  static void run(Managed* managed) {
+    auto* self = static_cast<GilDeleter*>(managed->manager_ctx);
+    managed->manager_ctx = self->context;
+    const auto deleter = self->deleter;
+    delete self;
+    if (deleter == nullptr || !Py_IsInitialized()) return;
+    const PyGILState_STATE state = PyGILState_Ensure();
+    deleter(managed);
+    PyGILState_Release(state);
+  }
+
+  static void wrap(Managed* managed) {
+    managed->manager_ctx = new GilDeleter{managed->deleter, managed->manager_ctx};
+    managed->deleter = &GilDeleter::run;
+  }
+  // Undoes wrap when the import failed and the capsule keeps the tensor.
+  static void unwrap(Managed* managed) {
+    auto* self = static_cast<GilDeleter*>(managed->manager_ctx);
+    managed->manager_ctx = self->context;
+    managed->deleter = self->deleter;
+    delete self;
+  }
+};
+
+template <class Managed>
+Tensor take_capsule(PyObject* capsule, const char* name, const char* used_name) {
+  auto* managed = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+  if (managed == nullptr) throw nb::python_error();
+  GilDeleter<Managed>::wrap(managed);
+  Tensor tensor;
+  try {
+    tensor = from_dlpack(managed);
+  } catch (...) {
+    GilDeleter<Managed>::unwrap(managed);
+    throw;
+  }
+  PyCapsule_SetName(capsule, used_name);
+  return tensor;
+}
+
+nb::object capsule_of(nb::handle array, const char* what) {
+  if (PyCapsule_CheckExact(array.ptr())) return nb::borrow(array);
+  if (!nb::hasattr(array, "__dlpack__"))
+    throw nb::type_error(fmt::format("{} is a {}, which has no __dlpack__: tileops takes arrays "
+                                     "that implement the DLPack protocol (torch, NumPy, CuPy, JAX)",
+                                     what, nb::inst_name(array).c_str())
+                             .c_str());
+  try {
+    return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1));
+  } catch (nb::python_error& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    return array.attr("__dlpack__")();  // a producer that predates max_version
+  }
+}
+
+template <class Managed>
+void free_unconsumed(PyObject* capsule, const char* name) {
+  if (!PyCapsule_IsValid(capsule, name)) return;  // consumed: renamed by the consumer
+  auto* managed = static_cast<Managed*>(PyCapsule_GetPointer(capsule, name));
+  if (managed != nullptr && managed->deleter != nullptr) managed->deleter(managed);
+}
+
+nb::object export_capsule(const Tensor& tensor, bool versioned) {
+  PyObject* capsule =
+      versioned ? PyCapsule_New(to_dlpack_versioned(tensor), kVersioned,
+                                [](PyObject* c) {
+                                  free_unconsumed<dlpack::DLManagedTensorVersioned>(c, kVersioned);
+                                })
+                : PyCapsule_New(to_dlpack_legacy(tensor), kLegacy, [](PyObject* c) {
+                    free_unconsumed<dlpack::DLManagedTensor>(c, kLegacy);
+                  });
+  if (capsule == nullptr) throw nb::python_error();
+  return nb::steal(capsule);
+}
+
+}  // namespace
+
+Tensor import_array(nb::handle array, const char* what) {
+  nb::object capsule = capsule_of(array, what);
+  PyObject* c = capsule.ptr();
+  if (PyCapsule_IsValid(c, kVersioned))
+    return take_capsule<dlpack::DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
+  if (PyCapsule_IsValid(c, kLegacy))
+    return take_capsule<dlpack::DLManagedTensor>(c, kLegacy, "used_dltensor");
+  throw nb::type_error(
+      fmt::format("{}: __dlpack__ returned no unconsumed DLPack capsule", what).c_str());
+}
+
+void bind_arrays(nb::module_& m) {
+  nb::class_<DLPackTensor>(m, "DLPackTensor",
+                           "A tileops tensor on its way out: pass it to your framework's "
+                           "from_dlpack (torch.from_dlpack, numpy.from_dlpack, ...).")
+      .def(
+          "__dlpack__",
+          [](const DLPackTensor& self, nb::handle stream, nb::handle max_version,
+             nb::handle dl_device, nb::handle copy) {
+            (void)stream;
+            (void)dl_device;
+            if (!copy.is_none() && nb::cast<bool>(copy))
+              throw nb::buffer_error("DLPackTensor.__dlpack__: copy=True is not supported");
+            bool versioned = false;
+            if (!max_version.is_none())
+              versioned = nb::cast<int>(nb::tuple(nb::borrow(max_version))[0]) >= 1;
+            return export_capsule(self.tensor, versioned);
+          },
+          nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(),
+          nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none())
+      .def("__dlpack_device__",
+           [](const DLPackTensor& self) {
+             const Device d = self.tensor.device();
+             const int type =
+                 d.is_cuda() ? static_cast<int>(dlpack::kDLCUDA) : static_cast<int>(dlpack::kDLCPU);
+             return nb::make_tuple(type, d.is_cuda() ? d.index : 0);
+           })
+      .def_prop_ro("shape",
+                   [](const DLPackTensor& self) {
+                     nb::list shape;
+                     for (std::int64_t s : self.tensor.shape()) shape.append(s);
+                     return nb::tuple(shape);
+                   })
+      .def_prop_ro("dtype", [](const DLPackTensor& self) {
+        return std::string(dtype_name(self.tensor.dtype()));
+      });
+}
+
+}  // namespace tileops::python

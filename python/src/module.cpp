@@ -1,0 +1,17 @@
+// tileops._C: the nanobind extension of the Python package (python/tileops/__init__.py builds the
+// op classes from it).
+#include <nanobind/nanobind.h>
+
+#include "arrays.hpp"
+#include "errors.hpp"
+
+namespace tileops::python {
+void bind_ops(nanobind::module_& m);
+}  // namespace tileops::python
+
+NB_MODULE(_C, m) {
+  m.doc() = "The C++ core of tileops: op instances, DLPack exchange and typed errors.";
+  tileops::python::bind_errors(m);
+  tileops::python::bind_arrays(m);
+  tileops::python::bind_ops(m);
+}

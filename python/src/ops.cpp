@@ -1,0 +1,198 @@
+// The op classes from Python: the registered classes' manifest entries (which __init__ turns into
+// Python classes) and a generic handle over one op instance.
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "tileops/op/dispatch.hpp"
+#include "tileops/op/registry.hpp"
+#include "values.hpp"
+
+namespace nb = nanobind;
+
+namespace tileops::python {
+namespace {
+
+nb::dict entry_dict(const manifest::Entry& e) {
+  nb::dict d;
+  d["name"] = e.name;
+  d["family"] = e.family;
+  d["ref_api"] = e.ref_api;
+  nb::list params, inputs, outputs;
+  for (const manifest::ParamDecl& p : e.params) {
+    nb::dict pd;
+    pd["name"] = p.name;
+    pd["type"] = p.type.text;
+    pd["required"] = !p.default_value.has_value();
+    pd["default"] = p.default_value ? from_value(*p.default_value) : nb::none();
+    pd["kw_only"] = p.kw_only;
+    pd["tensor"] = p.tensor.has_value();
+    params.append(pd);
+  }
+  for (const manifest::TensorDecl& t : e.inputs) {
+    nb::dict td;
+    td["name"] = t.name;
+    td["optional"] = t.optional;
+    td["dtype"] = t.dtype.source;
+    td["shape"] = t.shape.source;
+    td["mutated"] = t.may_be_written();
+    inputs.append(td);
+  }
+  for (const manifest::TensorDecl& t : e.outputs) {
+    nb::dict td;
+    td["name"] = t.name;
+    td["buffer_out"] = t.buffer_out;
+    td["dtype"] = t.dtype.source;
+    td["shape"] = t.shape.source;
+    outputs.append(td);
+  }
+  d["params"] = params;
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  return d;
+}
+
+// One op instance. Calls release the GIL: the inputs are imported (and their deleters wrapped,
+// Note [Python arrays]) before, and the outputs exported after.
+class PyOp {
+ public:
+  PyOp(const std::string& name, nb::dict params) {
+    ParamMap map;
+    for (auto [key, value] : params) {
+      const std::string k = nb::cast<std::string>(key);
+      map.set(k, to_value(value, (name + " param " + k).c_str()));
+    }
+    op_ = make_op(name, map);
+  }
+  explicit PyOp(std::shared_ptr<Op> op) : op_(std::move(op)) {}
+
+  nb::list call(nb::list inputs, nb::handle out) {
+    const manifest::Entry& e = op_->op_class().entry();
+    std::vector<std::optional<Tensor>> tensors;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      nb::handle a = inputs[i];
+      const std::string what =
+          fmt::format("{}: input {}", op_->name(), i < e.inputs.size() ? e.inputs[i].name : "?");
+      tensors.push_back(a.is_none() ? std::nullopt
+                                    : std::optional<Tensor>(import_array(a, what.c_str())));
+    }
+    CallOptions options;
+    if (!out.is_none()) options.out = import_array(out, (op_->name() + ": out").c_str());
+    CallResult result;
+    {
+      nb::gil_scoped_release unlocked;
+      result = op_->call(tensors, options);
+    }
+    nb::list outputs;
+    for (const std::optional<Tensor>& t : result)
+      outputs.append(t ? nb::cast(DLPackTensor{*t}) : nb::none());
+    return outputs;
+  }
+
+  nb::dict last_call() const {
+    const auto record = op_->last_call();
+    const manifest::Entry& e = op_->op_class().entry();
+    nb::dict d;
+    d["op"] = op_->name();
+    d["device"] = record->device() ? nb::cast(record->device()->str()) : nb::none();
+    d["has_out"] = record->has_out();
+    d["written"] = nb::cast(record->written());
+    nb::dict tensors;
+    std::vector<std::string> names;
+    for (const auto& p : e.params)
+      if (p.tensor) names.push_back(p.name);
+    for (const auto& t : e.inputs) names.push_back(t.name);
+    for (const auto& t : e.outputs) names.push_back(t.name);
+    const auto records = record->tensors();
+    for (std::size_t i = 0; i < records.size() && i < names.size(); ++i) {
+      nb::dict td;
+      td["present"] = records[i].present;
+      nb::list shape;
+      for (std::int64_t s : records[i].shape) shape.append(s);
+      td["shape"] = nb::tuple(shape);
+      td["dtype"] = std::string(dtype_name(records[i].dtype));
+      tensors[names[i].c_str()] = td;
+    }
+    d["tensors"] = tensors;
+    nb::dict indices;
+    for (const auto& [name, value] : record->indices()) indices[name.c_str()] = from_value(value);
+    d["indices"] = indices;
+    return d;
+  }
+
+  nb::dict eval_roofline() const {
+    const manifest::RooflineResult r = op_->eval_roofline();
+    nb::dict d;
+    d["flops"] = r.flops;
+    d["bytes"] = r.bytes;
+    return d;
+  }
+
+  std::optional<std::string> serving_target() const {
+    const auto t = op_->serving_target();
+    return t ? std::optional<std::string>(t->str()) : std::nullopt;
+  }
+
+  std::vector<std::string> explain(nb::list inputs, const std::string& device) {
+    std::vector<std::optional<Tensor>> tensors;
+    for (nb::handle a : inputs)
+      tensors.push_back(a.is_none() ? std::nullopt
+                                    : std::optional<Tensor>(import_array(a, "explain input")));
+    std::vector<std::string> lines;
+    for (const DispatchEvent& event : op_->explain_call(tensors, Device::parse(device)))
+      lines.push_back(format(event));
+    return lines;
+  }
+
+  nb::list held_delegates() const {
+    nb::list ops;
+    for (const std::shared_ptr<Op>& d : op_->held_delegates()) ops.append(nb::cast(PyOp(d)));
+    return ops;
+  }
+
+  nb::dict params() const {
+    nb::dict d;
+    for (const auto& [name, value] : op_->params()) d[name.c_str()] = from_value(value);
+    return d;
+  }
+
+  const Op& op() const { return *op_; }
+  Op& op() { return *op_; }
+
+ private:
+  std::shared_ptr<Op> op_;
+};
+
+}  // namespace
+
+void bind_ops(nb::module_& m) {
+  m.def("entries", [] {
+    register_builtin_ops();
+    nb::list entries;
+    for (const RegisteredOp& r : registered_op_classes())
+      entries.append(entry_dict(r.cls->entry()));
+    return entries;
+  });
+  nb::class_<PyOp>(m, "Op", "One op instance (the generated classes of tileops wrap it).")
+      .def(nb::init<const std::string&, nb::dict>(), nb::arg("name"), nb::arg("params"))
+      .def("call", &PyOp::call, nb::arg("inputs"), nb::arg("out") = nb::none())
+      .def("last_call", &PyOp::last_call)
+      .def("eval_roofline", &PyOp::eval_roofline)
+      .def("serving_target", &PyOp::serving_target)
+      .def("request_tune", [](PyOp& self) { self.op().request_tune(); })
+      .def("held_delegates", &PyOp::held_delegates)
+      .def("explain", &PyOp::explain, nb::arg("inputs"), nb::arg("device"))
+      .def("params", &PyOp::params)
+      .def_prop_ro("name", [](const PyOp& self) { return self.op().name(); })
+      .def_prop_ro("instance_key", [](const PyOp& self) { return self.op().instance_key(); });
+}
+
+}  // namespace tileops::python

@@ -1,0 +1,130 @@
+"""One Python class per registered op class, derived from its manifest entry.
+
+The constructor takes the entry's params (keywords as the manifest names them, its defaults, its
+keyword-only params after `*`); calling an instance takes the inputs in signature order (optional
+ones default to None) and `out=` when the entry declares a buffer output. Both signatures are
+real `inspect.Signature`s, so help() and editors show them, and a wrong argument is the TypeError
+Python gives for any function.
+"""
+import inspect
+
+from . import _C
+from ._arrays import converter_for
+
+_P = inspect.Parameter
+
+
+def _init_signature(entry):
+    params = [_P("self", _P.POSITIONAL_OR_KEYWORD)]
+    for p in entry["params"]:
+        kind = _P.KEYWORD_ONLY if p["kw_only"] else _P.POSITIONAL_OR_KEYWORD
+        default = _P.empty if p["required"] else p["default"]
+        params.append(_P(p["name"], kind, default=default))
+    # Keyword-only params may precede positional ones in the manifest; inspect wants them last.
+    params.sort(key=lambda q: q.kind == _P.KEYWORD_ONLY)
+    return inspect.Signature(params)
+
+
+def _call_signature(entry):
+    params = [_P("self", _P.POSITIONAL_OR_KEYWORD)]
+    for t in entry["inputs"]:
+        params.append(_P(t["name"], _P.POSITIONAL_OR_KEYWORD,
+                         default=None if t["optional"] else _P.empty))
+    if any(o["buffer_out"] for o in entry["outputs"]):
+        params.append(_P("out", _P.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+def _docstring(entry):
+    lines = [f"{entry['name']} ({entry['family']} family), as {entry['ref_api']}.", ""]
+    lines.append("Construction params:")
+    for p in entry["params"]:
+        default = "required" if p["required"] else f"default {p['default']!r}"
+        lines.append(f"  {p['name']}: {p['type']} ({default})")
+    lines.append("Inputs:")
+    for t in entry["inputs"]:
+        extra = ", optional" if t["optional"] else ""
+        extra += ", written in place" if t["mutated"] else ""
+        lines.append(f"  {t['name']}: dtype {t['dtype']}, shape {t['shape']}{extra}")
+    lines.append("Outputs:")
+    for o in entry["outputs"]:
+        buffer = " (out= takes a buffer for it)" if o["buffer_out"] else ""
+        lines.append(f"  {o['name']}: dtype {o['dtype']}, shape {o['shape']}{buffer}")
+    if not entry["outputs"]:
+        lines.append("  none: the call writes its inputs in place and returns None")
+    return "\n".join(lines)
+
+
+class OpBase:
+    """What every generated op class shares: the C++ instance and its introspection."""
+
+    __slots__ = ("_op",)
+
+    @property
+    def last_call(self):
+        """The record of the last completed call (a dict), as the C++ op keeps it."""
+        return self._op.last_call()
+
+    def eval_roofline(self):
+        """FLOPs and bytes of the last call, from the manifest's roofline."""
+        return self._op.eval_roofline()
+
+    @property
+    def serving_target(self):
+        """The target serving this instance ("BUILTIN" for the in-tree kernels), or None."""
+        return self._op.serving_target()
+
+    def request_tune(self):
+        self._op.request_tune()
+
+    @property
+    def held_delegates(self):
+        return self._op.held_delegates()
+
+    @property
+    def params(self):
+        """The construction params, checked, with the defaults filled in."""
+        return self._op.params()
+
+    def explain(self, *inputs, device="cpu"):
+        """Why each implementation serves or refuses a call of these inputs on `device`, without
+        running it (the inputs count as meta tensors of their geometry)."""
+        arrays = list(inputs) + [None] * (len(self.entry["inputs"]) - len(inputs))
+        return self._op.explain(arrays, device)
+
+    def __repr__(self):
+        return f"<tileops.{type(self).__name__} {self._op.instance_key}>"
+
+
+def make_class(entry):
+    init_sig = _init_signature(entry)
+    call_sig = _call_signature(entry)
+    name = entry["name"]
+    input_names = [t["name"] for t in entry["inputs"]]
+    outputs = entry["outputs"]
+    buffer_index = next((i for i, o in enumerate(outputs) if o["buffer_out"]), None)
+
+    def __init__(self, *args, **kwargs):
+        bound = init_sig.bind(self, *args, **kwargs)
+        given = {k: v for k, v in bound.arguments.items() if k != "self"}
+        self._op = _C.Op(name, given)
+
+    def __call__(self, *args, **kwargs):
+        bound = call_sig.bind(self, *args, **kwargs)
+        arrays = [bound.arguments.get(n) for n in input_names]
+        out = bound.arguments.get("out")
+        results = self._op.call(arrays, out)
+        convert = converter_for(arrays + [out])
+        converted = []
+        for i, r in enumerate(results):
+            # The out buffer comes back as the caller's own object, as torch's out= does.
+            converted.append(out if (out is not None and i == buffer_index) else convert(r))
+        if not converted:
+            return None
+        return converted[0] if len(converted) == 1 else tuple(converted)
+
+    __init__.__signature__ = init_sig
+    __call__.__signature__ = call_sig
+    return type(name, (OpBase,), {
+        "__init__": __init__, "__call__": __call__, "__doc__": _docstring(entry),
+        "__module__": "tileops", "__slots__": (), "entry": entry})

@@ -1,0 +1,201 @@
+"""The tileops Python package on the CPU: classes derived from the manifest, DLPack exchange
+without copies (NumPy, torch when installed), out=, in-place ops, typed errors and records.
+
+The oracles are float64 NumPy computations written here. Run: python -m pytest tests/python
+after `pip install .` (README.md, "Python").
+"""
+import inspect
+import threading
+
+import numpy as np
+import pytest
+
+import tileops
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def rms_norm_oracle(x, w, eps):
+    x64 = x.astype(np.float64)
+    y = x64 / np.sqrt(np.mean(x64 * x64, axis=-1, keepdims=True) + eps)
+    return y * w.astype(np.float64)
+
+
+def test_every_registered_op_class_is_a_python_class():
+    names = {e["name"] for e in tileops._C.entries()}
+    assert {"RMSNormFwdOp", "AddFwdOp", "SiluAndMulFwdOp", "RopeFwdOp"} <= names
+    for name in names:
+        cls = getattr(tileops, name)
+        assert issubclass(cls, tileops.OpBase)
+        assert name in cls.__doc__
+
+
+def test_signatures_come_from_the_manifest():
+    init = inspect.signature(tileops.RMSNormFwdOp.__init__)
+    assert list(init.parameters) == ["self", "normalized_shape", "eps"]
+    assert init.parameters["eps"].default is None
+    assert init.parameters["normalized_shape"].default is inspect.Parameter.empty
+    call = inspect.signature(tileops.RMSNormFwdOp.__call__)
+    assert list(call.parameters) == ["self", "x", "weight", "out"]
+    assert call.parameters["weight"].default is None
+    assert call.parameters["out"].kind is inspect.Parameter.KEYWORD_ONLY
+    add_init = inspect.signature(tileops.AddFwdOp.__init__)
+    assert add_init.parameters["alpha"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert add_init.parameters["alpha"].default == 1
+    # RopeFwdOp writes its inputs and declares no buffer: no out= in its call.
+    assert "out" not in inspect.signature(tileops.RopeFwdOp.__call__).parameters
+
+
+def test_rms_norm_on_numpy_matches_the_oracle_and_returns_numpy():
+    x = rng(1).standard_normal((3, 257)).astype(np.float32)
+    w = rng(2).standard_normal(257).astype(np.float32)
+    y = tileops.RMSNormFwdOp([257], eps=1e-5)(x, w)
+    assert isinstance(y, np.ndarray) and y.dtype == np.float32 and y.shape == (3, 257)
+    np.testing.assert_allclose(y, rms_norm_oracle(x, w, 1e-5), rtol=1e-5, atol=1e-6)
+
+
+def test_every_dtype_on_one_instance():
+    op = tileops.SiluFwdOp()
+    for dtype in (np.float16, np.float32):
+        x = (rng(3).standard_normal(1000) * 4).astype(dtype)
+        x64 = x.astype(np.float64)
+        want = x64 / (1 + np.exp(-x64))
+        rtol = 2.0 ** -10 if dtype == np.float16 else 1e-5
+        np.testing.assert_allclose(op(x).astype(np.float64), want, rtol=rtol, atol=1e-5)
+
+
+def test_out_is_written_in_place_and_returned_as_given():
+    a = rng(4).standard_normal((4, 8)).astype(np.float32)
+    b = rng(5).standard_normal(8).astype(np.float32)
+    out = np.full((4, 8), np.nan, np.float32)
+    result = tileops.AddFwdOp(alpha=0.5)(a, b, out=out)
+    assert result is out
+    np.testing.assert_allclose(out, a.astype(np.float64) + 0.5 * b, rtol=1e-6)
+
+
+def test_integer_add_wraps_like_numpy():
+    a = np.array([2**31 - 1, 5, -7], np.int32)
+    b = np.array([1, 2, 3], np.int32)
+    np.testing.assert_array_equal(tileops.AddFwdOp(alpha=2)(a, b), a + 2 * b)
+
+
+def test_inputs_cross_without_a_copy_rope_rotates_numpy_arrays_in_place():
+    n, hq, hk, d, p = 3, 2, 1, 8, 5
+    positions = np.array([4, 0, 2], np.int64)
+    query = rng(6).standard_normal((n, hq, d)).astype(np.float32)
+    key = rng(7).standard_normal((n, hk, d)).astype(np.float32)
+    cache = rng(8).standard_normal((p, d)).astype(np.float32)
+    q0, k0 = query.copy(), key.copy()
+    assert tileops.RopeFwdOp(is_neox=True)(positions, query, key, cache) is None
+
+    def rotate(x):
+        half = d // 2
+        y = x.astype(np.float64).copy()
+        for t in range(n):
+            c, s = cache[positions[t], :half], cache[positions[t], half:]
+            x1, x2 = x[t, :, :half].astype(np.float64), x[t, :, half:].astype(np.float64)
+            y[t, :, :half] = x1 * c - x2 * s
+            y[t, :, half:] = x2 * c + x1 * s
+        return y
+
+    np.testing.assert_allclose(query, rotate(q0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(key, rotate(k0), rtol=1e-5, atol=1e-6)
+
+
+def test_outputs_do_not_share_memory_with_inputs():
+    x = rng(9).standard_normal((2, 16)).astype(np.float32)
+    y = tileops.GeluFwdOp(approximate="tanh")(x)
+    assert not np.shares_memory(x, y)
+
+
+def test_a_bad_call_raises_the_typed_error_naming_the_tensor_and_the_rule():
+    op = tileops.RMSNormFwdOp([8])
+    with pytest.raises(tileops.CheckError) as info:
+        op(np.ones((2, 8), np.int32))
+    assert isinstance(info.value, ValueError)
+    assert str(info.value) == ("RMSNormFwdOp: x dtype is outside [float16, bfloat16, float32]; "
+                               "got int32")
+    with pytest.raises(tileops.CheckError, match="SiluAndMulFwdOp: x axis 1 is not 2 \\* N; got 7"):
+        tileops.SiluAndMulFwdOp()(np.ones((2, 7), np.float32))
+    # The instance still serves a good call afterwards.
+    assert op(np.ones((2, 8), np.float32)).shape == (2, 8)
+
+
+def test_a_read_only_array_is_not_written():
+    query = np.ones((1, 1, 4), np.float32)
+    query.flags.writeable = False
+    with pytest.raises(tileops.CheckError, match="query is written but read-only"):
+        tileops.RopeFwdOp()(np.zeros(1, np.int64), query, np.ones((1, 1, 4), np.float32),
+                            np.ones((1, 4), np.float32))
+
+
+def test_wrong_arguments_are_python_type_errors():
+    with pytest.raises(TypeError):
+        tileops.RMSNormFwdOp()  # normalized_shape is required
+    with pytest.raises(TypeError):
+        tileops.RMSNormFwdOp([8], epsilon=1e-6)
+    with pytest.raises(TypeError, match="has no __dlpack__"):
+        tileops.SiluFwdOp()([1.0, 2.0])
+    with pytest.raises(tileops.CheckError, match="approximate"):
+        tileops.GeluFwdOp(approximate="exact")
+
+
+def test_the_error_classes_derive_from_the_builtins():
+    assert issubclass(tileops.ContractError, TypeError)
+    assert issubclass(tileops.ContractError, ValueError)
+    assert issubclass(tileops.OpNotAvailableError, NotImplementedError)
+    assert issubclass(tileops.RuntimeStateError, RuntimeError)
+
+
+def test_last_call_roofline_params_and_target():
+    op = tileops.RMSNormFwdOp([16])
+    with pytest.raises(tileops.RuntimeStateError, match="no call has completed yet"):
+        op.last_call
+    op(np.ones((4, 16), np.float32), np.ones(16, np.float32))
+    record = op.last_call
+    assert record["op"] == "RMSNormFwdOp" and record["device"] == "cpu"
+    assert record["tensors"]["x"] == {"present": True, "shape": (4, 16), "dtype": "float32"}
+    assert record["tensors"]["output"]["shape"] == (4, 16)
+    assert record["indices"]["B"] == (4,)
+    assert op.eval_roofline() == {"flops": 4 * 4 * 16, "bytes": 2 * 4 * 16 * 4 + 16 * 4}
+    assert op.params == {"normalized_shape": (16,), "eps": None}
+    assert op.serving_target == "BUILTIN"
+    assert any("rms_norm" in line for line in op.explain(np.ones((4, 16), np.float32)))
+
+
+def test_concurrent_calls_from_threads():
+    op = tileops.SiluAndMulFwdOp()
+    x = rng(10).standard_normal((64, 256)).astype(np.float32)
+    want = op(x)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(50):
+                results.append(op(x))
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 200
+    for r in results:
+        np.testing.assert_array_equal(r, want)
+
+
+def test_torch_tensors_come_back_as_torch_tensors():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(3, 64, dtype=torch.bfloat16)
+    w = torch.randn(64, dtype=torch.bfloat16)
+    y = tileops.RMSNormFwdOp([64], eps=1e-6)(x, w)
+    assert isinstance(y, torch.Tensor) and y.dtype == torch.bfloat16
+    want = rms_norm_oracle(x.double().numpy(), w.double().numpy(), 1e-6)
+    np.testing.assert_allclose(y.double().numpy(), want, rtol=2.0 ** -7, atol=1e-5)
+    out = torch.empty(3, 64, dtype=torch.bfloat16)
+    assert tileops.RMSNormFwdOp([64])(x, w, out=out) is out
