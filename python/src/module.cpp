@@ -11,6 +11,9 @@ void bind_ops(nanobind::module_& m);
 
 NB_MODULE(_C, m) {
   m.doc() = "The C++ core of tileops: op instances, DLPack exchange and typed errors.";
+  // torch.compile keeps the op objects it traced in its caches until the interpreter has torn
+  // down the module, so nanobind's end-of-process leak report would list them: it is off.
+  nanobind::set_leak_warnings(false);
   tileops::python::bind_errors(m);
   tileops::python::bind_arrays(m);
   tileops::python::bind_ops(m);

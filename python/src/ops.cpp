@@ -50,6 +50,7 @@ nb::dict entry_dict(const manifest::Entry& e) {
     nb::dict td;
     td["name"] = t.name;
     td["buffer_out"] = t.buffer_out;
+    td["alias"] = t.alias;
     td["dtype"] = t.dtype.source;
     td["shape"] = t.shape.source;
     outputs.append(td);
@@ -152,6 +153,49 @@ class PyOp {
     return lines;
   }
 
+  // Output shapes and dtypes of a call of inputs with these geometries (None for an absent one),
+  // from the signature check alone (Op::check_call): what the torch fake kernels return.
+  nb::list infer(nb::list inputs, nb::handle out) const {
+    auto meta = [](nb::handle spec) {
+      const nb::tuple t = nb::borrow<nb::tuple>(spec);
+      Shape shape;
+      for (nb::handle s : t[0]) shape.push_back(nb::cast<std::int64_t>(s));
+      const std::string name = nb::cast<std::string>(t[1]);
+      const std::optional<DType> dtype = parse_dtype(name);
+      if (!dtype) throw nb::type_error(("no tileops dtype is named '" + name + "'").c_str());
+      return Tensor::meta(shape, *dtype);
+    };
+    std::vector<std::optional<Tensor>> tensors;
+    for (nb::handle spec : inputs)
+      tensors.push_back(spec.is_none() ? std::nullopt : std::optional<Tensor>(meta(spec)));
+    const std::optional<Tensor> out_meta =
+        out.is_none() ? std::nullopt : std::optional<Tensor>(meta(out));
+    const manifest::SignatureCall call = op_->check_call(tensors, out_meta ? &*out_meta : nullptr);
+    nb::list outputs;
+    for (std::size_t o = 0; o < op_->op_class().entry().outputs.size(); ++o) {
+      const manifest::TensorRecord& r = call.output(o);
+      nb::list shape;
+      for (std::int64_t s : r.shape) shape.append(s);
+      outputs.append(nb::make_tuple(nb::tuple(shape), std::string(dtype_name(r.dtype))));
+    }
+    return outputs;
+  }
+
+  // The effect branch of a call with these inputs present and out passed or not.
+  nb::dict effect_branch(std::vector<bool> present, bool has_out) const {
+    std::vector<std::optional<Tensor>> tensors;
+    for (bool p : present)
+      tensors.push_back(p ? std::optional<Tensor>(Tensor::meta(Shape{}, DType::kFloat32))
+                          : std::nullopt);
+    const manifest::EffectBranch b = op_->effect_branch(tensors, has_out);
+    nb::dict d;
+    d["operator_name"] = b.operator_name;
+    d["written"] = nb::cast(b.written);
+    d["emitted"] = nb::cast(b.emitted);
+    d["has_out"] = b.has_out;
+    return d;
+  }
+
   nb::list held_delegates() const {
     nb::list ops;
     for (const std::shared_ptr<Op>& d : op_->held_delegates()) ops.append(nb::cast(PyOp(d)));
@@ -190,6 +234,8 @@ void bind_ops(nb::module_& m) {
       .def("request_tune", [](PyOp& self) { self.op().request_tune(); })
       .def("held_delegates", &PyOp::held_delegates)
       .def("explain", &PyOp::explain, nb::arg("inputs"), nb::arg("device"))
+      .def("infer", &PyOp::infer, nb::arg("inputs"), nb::arg("out") = nb::none())
+      .def("effect_branch", &PyOp::effect_branch, nb::arg("present"), nb::arg("has_out"))
       .def("params", &PyOp::params)
       .def_prop_ro("name", [](const PyOp& self) { return self.op().name(); })
       .def_prop_ro("instance_key", [](const PyOp& self) { return self.op().instance_key(); });

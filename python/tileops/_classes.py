@@ -7,9 +7,26 @@ real `inspect.Signature`s, so help() and editors show them, and a wrong argument
 Python gives for any function.
 """
 import inspect
+import sys
 
 from . import _C
 from ._arrays import converter_for
+
+# tileops._torch once torch is imported and an op has been made (Note: the compile boundary).
+_torch = None
+
+
+def _with_torch():
+    """The compile boundary module, loaded when the process has imported torch."""
+    global _torch
+    if _torch is None and "torch" in sys.modules:
+        from . import _torch as module
+        _torch = module
+    return _torch
+
+
+def _compiling():
+    return _torch is not None and _torch.compiling()
 
 _P = inspect.Parameter
 
@@ -58,7 +75,7 @@ def _docstring(entry):
 class OpBase:
     """What every generated op class shares: the C++ instance and its introspection."""
 
-    __slots__ = ("_op",)
+    __slots__ = ("_op", "_key", "__weakref__")
 
     @property
     def last_call(self):
@@ -108,9 +125,20 @@ def make_class(entry):
         bound = init_sig.bind(self, *args, **kwargs)
         given = {k: v for k, v in bound.arguments.items() if k != "self"}
         self._op = _C.Op(name, given)
+        self._key = self._op.instance_key
+        torch_boundary = _with_torch()
+        if torch_boundary is not None:
+            torch_boundary.register(self)
 
     def __call__(self, *args, **kwargs):
+        if _compiling():
+            # Traced by torch.compile: the call is the branch's torch operator (tileops._torch),
+            # reached without inspect, which the tracer does not follow.
+            arrays = list(args) + [kwargs.get(n) for n in input_names[len(args):]]
+            return _torch.call(self, arrays, kwargs.get("out"), buffer_index)
         bound = call_sig.bind(self, *args, **kwargs)
+        if _torch is None and "torch" in sys.modules and _with_torch() is not None:
+            _torch.register(self)  # made before torch was imported: reachable from now on
         arrays = [bound.arguments.get(n) for n in input_names]
         out = bound.arguments.get("out")
         results = self._op.call(arrays, out)

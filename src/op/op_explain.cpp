@@ -1,5 +1,6 @@
-// Op::explain_call: what selection would decide for a call, stated on meta tensors without
-// running a kernel (`tileops explain --device`).
+// Op::explain_call and Op::check_call: what selection would decide for a call, and what the call
+// would be, stated on meta tensors without running anything.
+// The explanation is for `tileops explain --device`; the check, for fake kernels of a tracer.
 //
 // Note [Explaining a composite]
 // A composite states no kernel calls of its own: its sub-ops select their kernels inside its
@@ -45,6 +46,17 @@ Tensor as_meta(const Tensor& t) {
 }
 
 }  // namespace
+
+manifest::SignatureCall Op::check_call(std::span<const std::optional<Tensor>> inputs,
+                                       const Tensor* out) const {
+  std::vector<std::optional<Tensor>> metas;
+  metas.reserve(inputs.size());
+  for (const std::optional<Tensor>& t : inputs)
+    metas.push_back(t && t->defined() ? std::optional<Tensor>(as_meta(*t)) : t);
+  const std::optional<Tensor> out_meta =
+      out && out->defined() ? std::optional<Tensor>(as_meta(*out)) : std::nullopt;
+  return plan_->check(construction_, metas, out_meta ? &*out_meta : nullptr);
+}
 
 std::vector<DispatchEvent> Op::explain_call(std::span<const std::optional<Tensor>> inputs,
                                             const Device& device,

@@ -137,6 +137,29 @@ TEST(RMSNormOps, RooflineOfTheLastCall) {
   EXPECT_EQ(op.eval_roofline().flops, 4 * 7 * 32);
 }
 
+// Op::check_call: what a tracer's fake kernel asks. The outputs of a call from its geometry alone,
+// with nothing recorded, selected or run; a bad call raises as a real one does.
+TEST(RMSNormOps, CheckCallStatesTheOutputsAndKeepsNothing) {
+  RMSNormFwdOp op(Shape{8});
+  const Tensor x = random_tensor({2, 8}, DType::kFloat32, 90);
+  op(x);
+  const std::optional<Tensor> inputs[] = {Tensor::empty({5, 3, 8}, DType::kBFloat16),
+                                          Tensor::empty({8}, DType::kBFloat16)};
+  const manifest::SignatureCall call = op.check_call(inputs);
+  EXPECT_EQ(call.output(0).shape, (Shape{5, 3, 8}));
+  EXPECT_EQ(call.output(0).dtype, DType::kBFloat16);
+  EXPECT_EQ(op.last_call()->tensor("x").shape, (Shape{2, 8}));  // the real call's record stays
+  EXPECT_EQ(op.built_entries("rms_norm").size(), 1u);           // the bf16 call built nothing
+  const std::optional<Tensor> bad[] = {Tensor::empty({5, 7}, DType::kFloat32), std::nullopt};
+  EXPECT_TRUE(throws_with<CheckError>(
+      [&] { op.check_call(bad); },
+      "RMSNormFwdOp: x shape does not match *normalized_shape: axes 1..1 of [5, 7] are [7], "
+      "expected [8]"));
+  const Tensor wrong_out = Tensor::empty({5, 3, 4}, DType::kBFloat16);
+  EXPECT_TRUE(throws_containing<CheckError>([&] { op.check_call(inputs, &wrong_out); },
+                                            "RMSNormFwdOp: out does not have the shape of output"));
+}
+
 TEST(RMSNormOps, BadConstruction) {
   EXPECT_TRUE(throws_with<CheckError>(
       [] { RMSNormFwdOp op(Shape{8}, std::numeric_limits<double>::infinity()); },

@@ -167,6 +167,13 @@ class Op {
                                           const Device& device,
                                           const std::optional<DeviceFacts>& facts = std::nullopt);
 
+  // The signature check of a call alone, on meta tensors of the inputs' (and out's) geometry: the
+  // record of what the call would be (output shapes and dtypes, written inputs), with nothing
+  // kept, selected or run, and last_call() unchanged. What a tracing framework's fake kernel asks
+  // (docs/python.md, the compile boundary); a bad call raises as a real one would.
+  manifest::SignatureCall check_call(std::span<const std::optional<Tensor>> inputs,
+                                     const Tensor* out = nullptr) const;
+
  protected:
   // `ctor_tensors`: the construction-time tensors, in the order the manifest declares them.
   Op(const OpClass& cls, ParamMap params, std::optional<Target> target = std::nullopt,

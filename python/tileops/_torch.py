@@ -1,0 +1,149 @@
+"""The compile boundary: each op call is one node of a torch.compile graph.
+
+Every effect branch of an op class (which optional inputs are present, whether `out=` is passed:
+the manifest's EffectBranch, whose operator_name is "tileops::<family>_<op>[_writes_x][_out]
+[_without_y]") is a torch custom operator, registered when the first instance of the class is made
+with torch imported. Its schema takes the instance's key (a string: the op instance is found by
+it, as the seeds' compile boundary says) and the present inputs, written ones annotated as
+mutated, and `out` when passed; it returns the emitted outputs. Its real kernel runs the op
+instance's call; its fake kernel asks the C++ signature check alone for the output shapes
+(Op::check_call), which keeps no record, so the fake calls torch makes while tracing leave
+`last_call` as the last real call's.
+
+Calls go through the operators only while torch compiles (torch.compiler.is_compiling()): eager
+calls keep the direct path, which does not pay the dispatcher.
+"""
+import weakref
+
+import torch
+
+_instances = weakref.WeakValueDictionary()  # instance key -> op object
+_registered = {}  # op class name -> {(present, has_out): (operator, branch)}
+_library = torch.library.Library("tileops", "FRAGMENT")
+
+
+def _dtype(name):
+    return getattr(torch, name)
+
+
+def _dtype_name(dtype):
+    return str(dtype).split(".", 1)[1]
+
+
+def _instance(key):
+    """The op object of `key`; the kernels run outside the tracer, where the lookup may fail."""
+    instance = _instances.get(key)
+    if instance is None:
+        raise RuntimeError(
+            f"{key} was made before torch was imported, so torch.compile cannot reach it: make "
+            "the op after `import torch`, or call it once outside torch.compile")
+    return instance
+
+
+def _returns(tensors):
+    """What an operator returning len(tensors) Tensors returns: None, the tensor, or a tuple."""
+    if not tensors:
+        return None
+    return tensors[0] if len(tensors) == 1 else tuple(tensors)
+
+
+def _returned(entry, branch):
+    """Indices of the outputs the branch's operator returns: not an out buffer that was passed, not
+    an output that is a written input (torch operators return neither: they are the caller's)."""
+    written = set(branch["written"])
+    return [i for i, o in enumerate(entry["outputs"])
+            if not (branch["has_out"] and o["buffer_out"]) and o["alias"] not in written]
+
+
+def _schema(entry, branch, returned):
+    args = ["str key"]
+    aliases = iter("abcdefghijklmnopqrstuvwxy")
+    for decl in entry["inputs"]:
+        mutated = f"({next(aliases)}!)" if decl["name"] in branch["written"] else ""
+        optional = "?" if decl["optional"] else ""
+        args.append(f"Tensor{mutated}{optional} {decl['name']}")
+    if branch["has_out"]:
+        args.append("Tensor(z!) out")
+    return f"({', '.join(args)}) -> ({', '.join('Tensor' for _ in returned)})"
+
+
+def _define(entry, op, branch):
+    """Defines the branch's operator; returns its overload and the outputs it returns."""
+    name = branch["operator_name"].split("::", 1)[1]
+    returned = _returned(entry, branch)
+    _library.define(name + _schema(entry, branch, returned))
+    n_inputs = len(entry["inputs"])
+
+    def split(tensors):
+        return list(tensors[:n_inputs]), (tensors[n_inputs] if branch["has_out"] else None)
+
+    def real(key, *tensors):
+        inputs, out = split(tensors)
+        results = _instance(key)._op.call(inputs, out)
+        return _returns([torch.from_dlpack(results[i]) for i in returned])
+
+    def fake(key, *tensors):
+        inputs, out = split(tensors)
+        specs = [None if t is None else (tuple(t.shape), _dtype_name(t.dtype)) for t in inputs]
+        out_spec = None if out is None else (tuple(out.shape), _dtype_name(out.dtype))
+        shapes = _instance(key)._op.infer(specs, out_spec)
+        device = next(t.device for t in tensors if t is not None)
+        return _returns([torch.empty(shapes[i][0], dtype=_dtype(shapes[i][1]), device=device)
+                         for i in returned])
+
+    _library.impl(name, real, "CompositeExplicitAutograd")
+    torch.library.register_fake(branch["operator_name"], fake, lib=_library)
+    return getattr(torch.ops.tileops, name).default, returned
+
+
+def register(instance):
+    """Makes `instance` reachable from the operators and its class's operators exist."""
+    cls = type(instance)
+    _instances[instance._key] = instance
+    if cls.__name__ in _registered:
+        return
+    entry = cls.entry
+    optional = [i for i, d in enumerate(entry["inputs"]) if d["optional"]]
+    has_buffer = any(o["buffer_out"] for o in entry["outputs"])
+    defined = {}  # operator name -> (overload, returned)
+    branches = {}
+    for mask in range(1 << len(optional)):
+        present = [True] * len(entry["inputs"])
+        for bit, i in enumerate(optional):
+            present[i] = bool(mask >> bit & 1)
+        for has_out in ((False, True) if has_buffer else (False,)):
+            branch = instance._op.effect_branch(present, has_out)
+            if branch["operator_name"] not in defined:
+                defined[branch["operator_name"]] = _define(entry, instance._op, branch)
+            branches[(tuple(present), has_out)] = defined[branch["operator_name"]]
+    _registered[cls.__name__] = branches
+
+
+def call(instance, arrays, out, buffer_index):
+    """The call of `instance` as its branch's torch operator (under torch.compile)."""
+    present = tuple(a is not None for a in arrays)
+    branches = _registered.get(type(instance).__name__)
+    if branches is None:
+        raise RuntimeError(
+            f"{instance._key} was made before torch was imported, so its operators do not exist: "
+            "make the op after `import torch`, or call it once outside torch.compile")
+    operator, returned = branches[(present, out is not None)]
+    args = list(arrays)
+    if out is not None:
+        args.append(out)
+    results = operator(instance._key, *args)
+    if results is None:
+        outputs = []
+    elif isinstance(results, (tuple, list)):
+        outputs = list(results)
+    else:
+        outputs = [results]
+    if out is not None and buffer_index is not None:
+        outputs.insert(buffer_index, out)
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def compiling():
+    return torch.compiler.is_compiling()

@@ -1,0 +1,106 @@
+"""The compile boundary (python/tileops/_torch.py): under torch.compile an op call is one graph node,
+a torch custom operator per effect branch, whose fake kernel runs the C++ signature check alone.
+CPU tensors; the oracle is the eager call, itself checked against float64 in test_tileops.py.
+"""
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tileops  # noqa: E402  (after torch: the operators are registered when torch is present)
+
+
+def nodes_of(fn, *args):
+    """The call_function targets of the graphs torch.compile traces for fn(*args), and whether it
+    broke the graph."""
+    targets, graphs = [], []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        targets.extend(str(n.target) for n in gm.graph.nodes if n.op == "call_function")
+        return gm.forward
+
+    torch._dynamo.reset()
+    result = torch.compile(fn, backend=backend, fullgraph=True)(*args)
+    return result, targets, len(graphs)
+
+
+def test_an_op_is_one_node_of_a_full_graph_and_computes_as_eager():
+    op = tileops.RMSNormFwdOp([64], eps=1e-6)
+    x, w = torch.randn(4, 64), torch.randn(64)
+    result, targets, graphs = nodes_of(lambda x, w: op(x, w) * 2, x, w)
+    assert graphs == 1
+    assert "tileops.norm_rms_norm_fwd.default" in targets
+    torch.testing.assert_close(result, op(x, w) * 2, rtol=0, atol=0)
+
+
+def test_each_effect_branch_is_its_own_operator():
+    op = tileops.RMSNormFwdOp([64])
+    x, w, out = torch.randn(4, 64), torch.randn(64), torch.empty(4, 64)
+
+    def with_out(x, w, out):
+        op(x, w, out=out)
+        return out + 1
+
+    result, targets, _ = nodes_of(with_out, x, w, out)
+    assert "tileops.norm_rms_norm_fwd_out.default" in targets
+    torch.testing.assert_close(result, op(x, w) + 1, rtol=0, atol=0)
+    # The optional weight left out is the same operator, given None.
+    _, targets, _ = nodes_of(lambda x: op(x), x)
+    assert "tileops.norm_rms_norm_fwd.default" in targets
+
+
+def test_tracing_leaves_last_call_as_the_last_real_call():
+    op = tileops.SiluFwdOp()
+    op(torch.randn(2, 8))
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append(op.last_call["tensors"]["x"]["shape"])  # after tracing, before running
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(lambda x: op(x), backend=backend, fullgraph=True)(torch.randn(5, 3))
+    assert seen == [(2, 8)]
+    assert op.last_call["tensors"]["x"]["shape"] == (5, 3)  # the compiled graph's real call
+
+
+def test_an_in_place_op_mutates_its_inputs_under_compile():
+    op = tileops.RopeFwdOp()
+    positions = torch.tensor([3, 0, 1])
+    cache = torch.randn(4, 8)
+    query, key = torch.randn(3, 2, 8), torch.randn(3, 1, 8)
+    want_q, want_k = query.clone(), key.clone()
+    op(positions, want_q, want_k, cache)
+
+    def rotate(positions, query, key, cache):
+        op(positions, query, key, cache)
+        return query.sum() + key.sum()
+
+    _, targets, graphs = nodes_of(rotate, positions, query, key, cache)
+    assert graphs == 1
+    assert any(t.startswith("tileops.rope_fwd_writes_key_writes_query") for t in targets), targets
+    torch.testing.assert_close(query, want_q, rtol=0, atol=0)
+    torch.testing.assert_close(key, want_k, rtol=0, atol=0)
+
+
+def test_a_bad_call_fails_while_tracing_with_the_library_message():
+    op = tileops.RMSNormFwdOp([64])
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="RMSNormFwdOp: x dtype is outside"):
+        torch.compile(lambda x: op(x), backend="aot_eager", fullgraph=True)(
+            torch.ones(2, 64, dtype=torch.int32))
+
+
+def test_the_operators_pass_opcheck():
+    op = tileops.GeluAndMulFwdOp(approximate="tanh")
+    x = torch.randn(3, 16)
+    op(x)
+    torch.library.opcheck(torch.ops.tileops.activation_gelu_and_mul_fwd.default, (op._key, x))
+
+
+def test_inductor_compiles_a_graph_around_the_op():
+    op = tileops.AddFwdOp(alpha=2)
+    a, b = torch.randn(8, 32), torch.randn(32)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda a, b: torch.relu(op(a, b)), fullgraph=True)
+    torch.testing.assert_close(compiled(a, b), torch.relu(a + 2 * b), rtol=1e-6, atol=1e-6)
