@@ -7,6 +7,7 @@
 
 namespace tileops::python {
 void bind_ops(nanobind::module_& m);
+void bind_targets(nanobind::module_& m);
 }  // namespace tileops::python
 
 NB_MODULE(_C, m) {
@@ -17,4 +18,5 @@ NB_MODULE(_C, m) {
   tileops::python::bind_errors(m);
   tileops::python::bind_arrays(m);
   tileops::python::bind_ops(m);
+  tileops::python::bind_targets(m);
 }

@@ -65,13 +65,15 @@ nb::dict entry_dict(const manifest::Entry& e) {
 // Note [Python arrays]) before, and the outputs exported after.
 class PyOp {
  public:
-  PyOp(const std::string& name, nb::dict params) {
+  PyOp(const std::string& name, nb::dict params, std::optional<std::string> target) {
     ParamMap map;
     for (auto [key, value] : params) {
       const std::string k = nb::cast<std::string>(key);
       map.set(k, to_value(value, (name + " param " + k).c_str()));
     }
-    op_ = make_op(name, map);
+    std::optional<Target> t;
+    if (target) t = *target == "BUILTIN" ? Target::builtin() : Target::named(*target);
+    op_ = make_op(name, map, t);
   }
   explicit PyOp(std::shared_ptr<Op> op) : op_(std::move(op)) {}
 
@@ -226,7 +228,8 @@ void bind_ops(nb::module_& m) {
     return entries;
   });
   nb::class_<PyOp>(m, "Op", "One op instance (the generated classes of tileops wrap it).")
-      .def(nb::init<const std::string&, nb::dict>(), nb::arg("name"), nb::arg("params"))
+      .def(nb::init<const std::string&, nb::dict, std::optional<std::string>>(), nb::arg("name"),
+           nb::arg("params"), nb::arg("target") = nb::none())
       .def("call", &PyOp::call, nb::arg("inputs"), nb::arg("out") = nb::none())
       .def("last_call", &PyOp::last_call)
       .def("eval_roofline", &PyOp::eval_roofline)

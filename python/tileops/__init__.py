@@ -18,10 +18,15 @@ from ._classes import OpBase, make_class
 _C._set_error_classes(_ERROR_CLASSES)
 
 DLPackTensor = _C.DLPackTensor
+register_detector = _C.register_detector
+register_kernel_builder = _C.register_kernel_builder
+set_default_target = _C.set_default_target
 
 op_classes = {}
 for _entry in _C.entries():
     op_classes[_entry["name"]] = globals()[_entry["name"]] = make_class(_entry)
 del _entry
 
-__all__ = sorted(op_classes) + sorted(_ERROR_CLASSES) + ["OpBase", "DLPackTensor", "op_classes"]
+__all__ = sorted(op_classes) + sorted(_ERROR_CLASSES) + [
+    "OpBase", "DLPackTensor", "op_classes", "register_detector", "register_kernel_builder",
+    "set_default_target"]

@@ -37,6 +37,9 @@ def _init_signature(entry):
         kind = _P.KEYWORD_ONLY if p["kw_only"] else _P.POSITIONAL_OR_KEYWORD
         default = _P.empty if p["required"] else p["default"]
         params.append(_P(p["name"], kind, default=default))
+    # The target serving the instance (a registered target's name, "BUILTIN" for the in-tree
+    # kernels; None: detection), as the C++ constructors take it.
+    params.append(_P("target", _P.KEYWORD_ONLY, default=None))
     # Keyword-only params may precede positional ones in the manifest; inspect wants them last.
     params.sort(key=lambda q: q.kind == _P.KEYWORD_ONLY)
     return inspect.Signature(params)
@@ -123,8 +126,8 @@ def make_class(entry):
 
     def __init__(self, *args, **kwargs):
         bound = init_sig.bind(self, *args, **kwargs)
-        given = {k: v for k, v in bound.arguments.items() if k != "self"}
-        self._op = _C.Op(name, given)
+        given = {k: v for k, v in bound.arguments.items() if k not in ("self", "target")}
+        self._op = _C.Op(name, given, bound.arguments.get("target"))
         self._key = self._op.instance_key
         torch_boundary = _with_torch()
         if torch_boundary is not None:

@@ -34,7 +34,8 @@ def test_every_registered_op_class_is_a_python_class():
 
 def test_signatures_come_from_the_manifest():
     init = inspect.signature(tileops.RMSNormFwdOp.__init__)
-    assert list(init.parameters) == ["self", "normalized_shape", "eps"]
+    assert list(init.parameters) == ["self", "normalized_shape", "eps", "target"]
+    assert init.parameters["target"].kind is inspect.Parameter.KEYWORD_ONLY
     assert init.parameters["eps"].default is None
     assert init.parameters["normalized_shape"].default is inspect.Parameter.empty
     call = inspect.signature(tileops.RMSNormFwdOp.__call__)
@@ -199,3 +200,41 @@ def test_torch_tensors_come_back_as_torch_tensors():
     np.testing.assert_allclose(y.double().numpy(), want, rtol=2.0 ** -7, atol=1e-5)
     out = torch.empty(3, 64, dtype=torch.bfloat16)
     assert tileops.RMSNormFwdOp([64])(x, w, out=out) is out
+
+
+def test_a_target_written_in_python_serves_an_op():
+    built = []
+
+    def build(inputs, params):
+        built.append((inputs, params))
+
+        def kernel(arrays, out):
+            x = np.from_dlpack(arrays[0])
+            return [(x.astype(np.float64) * 3 + 1).astype(x.dtype)]
+
+        return kernel
+
+    tileops.register_kernel_builder("SiluFwdOp", "python_test_target", build)
+    op = tileops.SiluFwdOp(target="python_test_target")
+    x = rng(11).standard_normal((2, 5)).astype(np.float32)
+    np.testing.assert_allclose(op(x), x * 3 + 1, rtol=1e-6)
+    assert op.serving_target == "python_test_target"
+    assert built == [([{"shape": (2, 5), "dtype": "float32", "device": "cpu"}], {})]
+    # The signature still checks the target's output: a wrong shape is the library's error.
+    tileops.register_kernel_builder(
+        "MulFwdOp", "python_test_target", lambda inputs, params: lambda arrays, out: [
+            np.zeros((1,), np.float32)])
+    with pytest.raises(tileops.CheckError, match="MulFwdOp: output output has shape \\[1\\]"):
+        tileops.MulFwdOp(target="python_test_target")(x, x)
+
+
+def test_an_exception_in_a_python_target_reaches_the_caller():
+    def build(inputs, params):
+        def kernel(arrays, out):
+            raise KeyError("from the python kernel")
+        return kernel
+
+    tileops.register_kernel_builder("GeluFwdOp", "python_failing_target", build)
+    op = tileops.GeluFwdOp(target="python_failing_target")
+    with pytest.raises(KeyError, match="from the python kernel"):
+        op(np.ones(3, np.float32))

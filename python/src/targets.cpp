@@ -1,0 +1,118 @@
+// Targets written in Python (docs/python.md, "Targets in Python"): a detector and a kernel builder
+// registered from Python, called from C++ with the GIL taken back. A builder receives the inputs'
+// specs (dicts of shape, dtype and device; None for an absent optional input) and the params, and
+// returns the kernel: a callable of (inputs, out) whose inputs are DLPackTensors (None when
+// absent) and which returns the outputs in signature order, as arrays of any DLPack framework.
+#include <fmt/format.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "arrays.hpp"
+#include "tileops/op/backend.hpp"
+#include "values.hpp"
+
+namespace nb = nanobind;
+
+namespace tileops::python {
+namespace {
+
+// A Python object the registries keep: released with the GIL held, or left alone once the
+// interpreter is gone (the registries outlive it).
+using Held = std::shared_ptr<nb::object>;
+
+Held hold(nb::object o) {
+  return Held(new nb::object(std::move(o)), [](nb::object* p) {
+    if (Py_IsInitialized()) {
+      nb::gil_scoped_acquire gil;
+      delete p;
+    }
+  });
+}
+
+nb::object spec_dict(const std::optional<TensorSpec>& spec) {
+  if (!spec) return nb::none();
+  nb::dict d;
+  nb::list shape;
+  for (std::int64_t s : spec->shape) shape.append(s);
+  d["shape"] = nb::tuple(shape);
+  d["dtype"] = std::string(dtype_name(spec->dtype));
+  d["device"] = spec->device.str();
+  return d;
+}
+
+TargetKernel kernel_of(Held kernel, const std::string& where) {
+  TargetKernel k;
+  k.run = [kernel, where](const TargetCall& call) {
+    nb::gil_scoped_acquire gil;
+    nb::list inputs;
+    for (const std::optional<Tensor>& t : call.inputs)
+      inputs.append(t ? nb::cast(DLPackTensor{*t}) : nb::none());
+    nb::object out = call.out ? nb::cast(DLPackTensor{*call.out}) : nb::none();
+    nb::object results = (*kernel)(inputs, out);
+    CallResult outputs;
+    for (nb::handle r : results)
+      outputs.push_back(r.is_none() ? std::nullopt
+                                    : std::optional<Tensor>(import_array(r, where.c_str())));
+    return outputs;
+  };
+  if (nb::hasattr(*kernel, "request_tune")) {
+    k.request_tune = [kernel] {
+      nb::gil_scoped_acquire gil;
+      kernel->attr("request_tune")();
+    };
+  }
+  return k;
+}
+
+}  // namespace
+
+void bind_targets(nb::module_& m) {
+  m.def(
+      "register_detector",
+      [](const std::string& target, nb::object detect) {
+        Held held = hold(std::move(detect));
+        register_detector(target, [held](const Device& device) noexcept {
+          nb::gil_scoped_acquire gil;
+          try {
+            return nb::cast<bool>((*held)(device.str()));
+          } catch (...) {
+            return false;  // a detector must not throw: one that fails claims nothing
+          }
+        });
+      },
+      nb::arg("target"), nb::arg("detect"));
+  m.def(
+      "register_kernel_builder",
+      [](const std::string& op, const std::string& target, nb::object build) {
+        Held held = hold(std::move(build));
+        const std::string where = fmt::format("{}: the output of target {}'s kernel", op, target);
+        register_kernel_builder(op, target,
+                                [held, where](std::span<const std::optional<TensorSpec>> specs,
+                                              const ParamMap& params) {
+                                  nb::gil_scoped_acquire gil;
+                                  nb::list inputs;
+                                  for (const std::optional<TensorSpec>& s : specs)
+                                    inputs.append(spec_dict(s));
+                                  nb::dict p;
+                                  for (const auto& [name, value] : params)
+                                    p[name.c_str()] = from_value(value);
+                                  return kernel_of(hold((*held)(inputs, p)), where);
+                                });
+      },
+      nb::arg("op"), nb::arg("target"), nb::arg("build"));
+  m.def("set_default_target", [](std::optional<std::string> target) {
+    if (!target)
+      set_default_target(std::nullopt);
+    else if (*target == "BUILTIN")
+      set_default_target(Target::builtin());
+    else
+      set_default_target(Target::named(*target));
+  });
+}
+
+}  // namespace tileops::python
