@@ -20,12 +20,18 @@ def _from_dlpack_of(module_name):
     return None
 
 
+_converters = {}  # array type -> its framework's from_dlpack, or None
+
+
 def converter_for(arrays):
     """The function turning a DLPackTensor into the type of the first array in `arrays`."""
     for array in arrays:
         if array is None:
             continue
-        convert = _from_dlpack_of(type(array).__module__.split(".")[0])
+        kind = type(array)
+        if kind not in _converters:
+            _converters[kind] = _from_dlpack_of(kind.__module__.split(".")[0])
+        convert = _converters[kind]
         if convert is not None:
             return convert
     try:
