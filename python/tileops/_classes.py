@@ -142,8 +142,9 @@ def make_class(entry):
             # reached without inspect, which the tracer does not follow.
             arrays = list(args) + [kwargs.get(n) for n in input_names[len(args):]]
             return _torch.call(self, arrays, kwargs.get("out"), buffer_index)
-        if _torch is None and "torch" in sys.modules and _with_torch() is not None:
-            _torch.register(self)  # made before torch was imported: reachable from now on
+        boundary = _torch if _torch is not None else _with_torch()
+        if boundary is not None and self._key not in boundary._instances:
+            boundary.register(self)  # made before torch was imported: reachable from now on
         if required_count <= len(args) <= n_inputs and kwargs.keys() <= {"out"}:
             # The usual call, inputs by position: no Signature.bind, which costs microseconds.
             arrays = list(args) + [None] * (n_inputs - len(args))

@@ -104,3 +104,27 @@ def test_inductor_compiles_a_graph_around_the_op():
     torch._dynamo.reset()
     compiled = torch.compile(lambda a, b: torch.relu(op(a, b)), fullgraph=True)
     torch.testing.assert_close(compiled(a, b), torch.relu(a + 2 * b), rtol=1e-6, atol=1e-6)
+
+
+def test_an_op_made_before_torch_was_imported_is_reachable_after_an_eager_call():
+    # A fresh interpreter: here torch is imported before every op of the session.
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import numpy as np, tileops
+        early = tileops.SiluFwdOp()
+        early(np.ones(4, np.float32))
+        import torch
+        late = tileops.SiluFwdOp()
+        x = torch.randn(4)
+        early(x)
+        f = torch.compile(lambda x: early(x) + late(x), fullgraph=True, backend="aot_eager")
+        assert torch.equal(f(x), early(x) + late(x))
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("ok")
