@@ -14,6 +14,7 @@ class EnvGuard {
     if (const char* old = std::getenv(name)) old_ = old;
     setenv(name, value, 1);
   }
+  EnvGuard(const char* name, const std::string& value) : EnvGuard(name, value.c_str()) {}
   ~EnvGuard() {
     if (old_)
       setenv(name_, old_->c_str(), 1);

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "common/env_guard.hpp"
+#include "common/test_helpers.hpp"
 #include "cuda/runtime.hpp"
 #include "references.hpp"
 #include "tileops/core/error.hpp"
@@ -135,38 +137,8 @@ inline std::string only_key(const Op& op, std::string_view interface) {
   return built.size() == 1 ? built[0].key : std::string();
 }
 
-// Sets TILEOPS_FORCE (or another variable) for the guard's lifetime.
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~EnvGuard() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-  EnvGuard(const EnvGuard&) = delete;
-  EnvGuard& operator=(const EnvGuard&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-// The message of the `E` that `f` throws; "<no error>" when none, "<other: ...>" otherwise.
-template <class E, class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("<other: ") + e.what() + ">";
-  }
-  return "<no error>";
-}
+// Shared with the other suites (tests/common/).
+using test_common::EnvGuard;
+using test_common::error_of;
 
 }  // namespace tileops::test_cuda
