@@ -15,7 +15,9 @@
 
 #include <Python.h>
 #include <fmt/format.h>
+#include <nanobind/stl/string.h>
 
+#include <memory>
 #include <string>
 
 #include "tileops/core/dlpack.hpp"
@@ -110,17 +112,36 @@ nb::object export_capsule(const Tensor& tensor, bool versioned) {
   return nb::steal(capsule);
 }
 
+// JAX arrays are immutable, but JAX exports them as legacy capsules, which carry no read-only
+// flag: their memory is imported read-only here, so that an op never writes into a JAX array.
+bool immutable_by_contract(nb::handle array) {
+  const nb::object module = nb::getattr(array.type(), "__module__", nb::none());
+  if (module.is_none()) return false;
+  const std::string name = nb::cast<std::string>(nb::str(module));
+  return name.rfind("jax", 0) == 0;
+}
+
+Tensor read_only_view(const Tensor& t) {
+  if (t.read_only()) return t;
+  return Tensor::from_blob(t.data_ptr(), t.shape(), t.strides(), t.dtype(), t.device(),
+                           std::make_shared<Tensor>(t), /*read_only=*/true);
+}
+
 }  // namespace
 
 Tensor import_array(nb::handle array, const char* what) {
   nb::object capsule = capsule_of(array, what);
   PyObject* c = capsule.ptr();
+  Tensor tensor;
   if (PyCapsule_IsValid(c, kVersioned))
-    return take_capsule<dlpack::DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
-  if (PyCapsule_IsValid(c, kLegacy))
-    return take_capsule<dlpack::DLManagedTensor>(c, kLegacy, "used_dltensor");
-  throw nb::type_error(
-      fmt::format("{}: __dlpack__ returned no unconsumed DLPack capsule", what).c_str());
+    tensor =
+        take_capsule<dlpack::DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
+  else if (PyCapsule_IsValid(c, kLegacy))
+    tensor = take_capsule<dlpack::DLManagedTensor>(c, kLegacy, "used_dltensor");
+  else
+    throw nb::type_error(
+        fmt::format("{}: __dlpack__ returned no unconsumed DLPack capsule", what).c_str());
+  return immutable_by_contract(array) ? read_only_view(tensor) : tensor;
 }
 
 void bind_arrays(nb::module_& m) {

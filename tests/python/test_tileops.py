@@ -238,3 +238,19 @@ def test_an_exception_in_a_python_target_reaches_the_caller():
     op = tileops.GeluFwdOp(target="python_failing_target")
     with pytest.raises(KeyError, match="from the python kernel"):
         op(np.ones(3, np.float32))
+
+
+def test_jax_arrays_come_back_as_jax_arrays_and_are_never_written():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.asarray(rng(12).standard_normal((3, 32)), dtype=jnp.float32)
+    w = jnp.asarray(rng(13).standard_normal(32), dtype=jnp.float32)
+    y = tileops.RMSNormFwdOp([32], eps=1e-6)(x, w)
+    assert type(y).__module__.startswith("jax")
+    np.testing.assert_allclose(np.asarray(y), rms_norm_oracle(np.asarray(x), np.asarray(w), 1e-6),
+                               rtol=1e-5, atol=1e-6)
+    # JAX arrays are immutable: an op that would write one refuses, and the array is unchanged.
+    query = jnp.ones((1, 1, 4), jnp.float32)
+    with pytest.raises(tileops.CheckError, match="RopeFwdOp: query is written but read-only"):
+        tileops.RopeFwdOp()(jnp.zeros(1, jnp.int32), query, jnp.ones((1, 1, 4), jnp.float32),
+                            jnp.ones((1, 4), jnp.float32))
+    assert np.asarray(query).tolist() == [[[1.0, 1.0, 1.0, 1.0]]]
