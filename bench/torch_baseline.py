@@ -80,6 +80,107 @@ def mul(p):
     return (lambda a, b: torch.mul(a, b)), []
 
 
+def softmax(p):
+    dim = p.get("dim", -1)
+    return (lambda x: torch.softmax(x, dim)), []
+
+
+def log_softmax(p):
+    dim = p.get("dim", -1)
+    return (lambda x: torch.log_softmax(x, dim)), []
+
+
+def reduced_dims(p):
+    """The manifest's `dim` as torch takes it: None or [] reduce every axis."""
+    dim = p.get("dim")
+    return None if not dim else list(dim)
+
+
+def sum_(p):
+    dim, keepdim = reduced_dims(p), bool(p.get("keepdim", False))
+    return (lambda x: torch.sum(x, dim=dim, keepdim=keepdim)), []
+
+
+def mean(p):
+    dim, keepdim = reduced_dims(p), bool(p.get("keepdim", False))
+    return (lambda x: torch.mean(x, dim=dim, keepdim=keepdim)), []
+
+
+def amax(p):
+    dim, keepdim = reduced_dims(p) or [], bool(p.get("keepdim", False))
+    return (lambda x: torch.amax(x, dim=dim, keepdim=keepdim)), []
+
+
+def silu(p):
+    return (lambda x: F.silu(x)), []
+
+
+def gelu(p):
+    approximate = p.get("approximate", "none")
+    return (lambda x: F.gelu(x, approximate=approximate)), []
+
+
+# torch has no fused gated activation: the composition as written in models (vLLM's native path).
+def silu_and_mul(p):
+    def fn(x):
+        gate, up = x.chunk(2, dim=-1)
+        return F.silu(gate) * up
+
+    return fn, []
+
+
+def gelu_and_mul(p):
+    approximate = p.get("approximate", "none")
+
+    def fn(x):
+        gate, up = x.chunk(2, dim=-1)
+        return F.gelu(gate, approximate=approximate) * up
+
+    return fn, []
+
+
+# torch has no rotary op: vLLM's native (torch) rotary embedding, query and key rotated in place.
+def rope(p):
+    is_neox = bool(p.get("is_neox", True))
+
+    def rotate(x, cos, sin):
+        rotary = cos.shape[-1] * 2
+        part = x[..., :rotary]
+        if is_neox:
+            x1, x2 = part.chunk(2, dim=-1)
+        else:
+            x1, x2 = part[..., 0::2], part[..., 1::2]
+        o1, o2 = x1 * cos - x2 * sin, x2 * cos + x1 * sin
+        rotated = torch.cat((o1, o2), dim=-1) if is_neox else torch.stack((o1, o2), -1).flatten(-2)
+        part.copy_(rotated)
+
+    def fn(positions, query, key, cos_sin_cache):
+        cos, sin = cos_sin_cache.index_select(0, positions).chunk(2, dim=-1)
+        cos, sin = cos.unsqueeze(-2), sin.unsqueeze(-2)
+        rotate(query, cos, sin)
+        rotate(key, cos, sin)
+
+    return fn, [1, 2]
+
+
+# torch has no ALiBi op: the bias materialised from the slopes (HF BLOOM's formula; the slopes,
+# H numbers, are made once outside the timed calls).
+def alibi(p):
+    heads, seq_len = int(p["num_heads"]), int(p["seq_len"])
+    dtype = DTYPES[p.get("out_dtype") or "float32"]
+    m = 1 << (heads.bit_length() - 1)
+    slopes = [2.0 ** (-8.0 * (h + 1) / m) for h in range(m)]
+    slopes += [2.0 ** (-4.0 * (2 * k + 1) / m) for k in range(heads - m)]
+    slopes = torch.tensor(slopes, dtype=torch.float32, device="cuda")
+
+    def fn():
+        position = torch.arange(seq_len, device="cuda", dtype=torch.float32)
+        distance = position[None, :] - position[:, None]
+        return (slopes[:, None, None] * distance[None]).to(dtype)
+
+    return fn, []
+
+
 OPS = {
     "RMSNormFwdOp": rms_norm,
     "LayerNormFwdOp": layer_norm,
@@ -87,7 +188,20 @@ OPS = {
     "ResidualRMSNormFwdOp": residual_rms_norm,
     "AddFwdOp": add,
     "MulFwdOp": mul,
+    "SoftmaxFwdOp": softmax,
+    "LogSoftmaxFwdOp": log_softmax,
+    "SumFwdOp": sum_,
+    "MeanFwdOp": mean,
+    "AmaxFwdOp": amax,
+    "SiluFwdOp": silu,
+    "GeluFwdOp": gelu,
+    "SiluAndMulFwdOp": silu_and_mul,
+    "GeluAndMulFwdOp": gelu_and_mul,
+    "RopeFwdOp": rope,
+    "AlibiFwdOp": alibi,
 }
+# Ops whose cases have no input tensor (the op makes its output from params alone).
+NO_INPUTS = {"AlibiFwdOp"}
 
 
 def random_input(spec, generator):
@@ -105,7 +219,9 @@ class Sets:
     def __init__(self, inputs, written):
         l2 = torch.cuda.get_device_properties(0).L2_cache_size
         set_bytes = sum(t.numel() * t.element_size() for t in inputs if t is not None)
-        self.count = max(2, min(4096, math.ceil(4 * max(l2, 50 << 20) / max(set_bytes, 1))))
+        # An op without inputs (it only writes) has nothing to rotate: two empty sets.
+        self.count = 2 if set_bytes == 0 else max(
+            2, min(4096, math.ceil(4 * max(l2, 50 << 20) / set_bytes)))
         self.sets = [[None if t is None else t.clone() for t in inputs] for _ in range(self.count)]
         self.pristine = {(k, i): self.sets[k][i].clone() for k in range(self.count) for i in written}
 
@@ -180,7 +296,9 @@ def main():
     results = []
     for row in rows:
         op = row.get("op")
-        if op not in OPS or (args.ops and op not in args.ops) or not row.get("inputs"):
+        if op not in OPS or (args.ops and op not in args.ops):
+            continue
+        if not row.get("inputs") and op not in NO_INPUTS:
             continue
         if not str(row.get("device", "")).startswith("cuda"):
             continue  # a CPU run's cases are scaled down: nothing to compare on the GPU
@@ -191,7 +309,7 @@ def main():
             continue
         try:
             fn, written = OPS[op](row["params"])
-            inputs = [None if s is None else random_input(s, generator) for s in row["inputs"]]
+            inputs = [None if s is None else random_input(s, generator) for s in row.get("inputs") or []]
             sets = Sets(inputs, written)
             result["eager_time_s"] = time_calls(fn, sets)
             if not args.no_compile:

@@ -9,16 +9,20 @@
 
 namespace tileops::kernels {
 
-// An activation call: the dtype, GELU's form (it selects the formula a kernel computes) and the
-// access class. Sizes (the element count, the rows and N of a gated call) only index data and key
-// nothing (Note [Call spec fields]).
+// An activation call: the dtype, GELU's form (it selects the formula a kernel computes), the
+// alignment of a gated call's rows and the access class. Sizes (the element count, the rows and N
+// of a gated call) only index data and key nothing (Note [Call spec fields]); what the vector
+// paths refuse on stays, as a bucket: `row_alignment`, the largest power of two up to 16 dividing
+// N's bytes (where each half of a row starts), 16 for the elementwise ops.
 struct ActivationCall : CallSpecOf<ActivationCall> {
   DType dtype = DType::kFloat32;
   bool tanh = false;  // GELU's tanh approximation; false for SiLU
+  int row_alignment = 16;
   AccessClass access;
 
   auto fields() const {
-    return std::tuple(field("dtype", dtype), field("tanh", tanh), field("access", access));
+    return std::tuple(field("dtype", dtype), field("tanh", tanh),
+                      field("row_alignment", row_alignment), field("access", access));
   }
 };
 

@@ -1,4 +1,5 @@
 // The elementwise family's implementation table (docs/framework.md): one row per implementation.
+// Precedence is declared by each implementation (general, preferred_over), never by the order here.
 // The CUDA rows exist in CUDA builds only.
 #include "kernels/elementwise/cpu/elementwise_kernels.hpp"
 #include "tileops/op/implementation_table.hpp"
@@ -15,8 +16,10 @@ void elementwise_implementations(ImplementationTable& table) {
 #if TILEOPS_WITH_CUDA
   table.add<AddFwdOp, cuda::AddVectorSm90>("add_vector_sm90");
   table.add<AddFwdOp, cuda::AddBroadcastSm90>("add_broadcast_sm90");
+  table.add<AddFwdOp, cuda::AddGeneralSm90>("add_general_sm90");
   table.add<MulFwdOp, cuda::MulVectorSm90>("mul_vector_sm90");
   table.add<MulFwdOp, cuda::MulBroadcastSm90>("mul_broadcast_sm90");
+  table.add<MulFwdOp, cuda::MulGeneralSm90>("mul_general_sm90");
 #endif
 }
 

@@ -38,7 +38,9 @@ class RopeFwdInterface : public KernelInterface {
   // For token n, p = positions[n], i in [0, R / 2): cos_i = cos_sin_cache[p, i], sin_i =
   // cos_sin_cache[p, R / 2 + i]; every head of query [N, Hq, D] and key [N, Hk, D] has its pairs
   // (x1, x2) <- (x1 cos_i - x2 sin_i, x2 cos_i + x1 sin_i), in place. Columns R..D-1 are neither
-  // read nor written.
+  // read nor written. A position outside [0, P) is never read through: the CPU kernel raises
+  // CheckError before writing; a CUDA kernel leaves that token's rows as they were and raises
+  // only in the checking mode (Note [Kernel checking mode] in src/cuda/kernel_checks.hpp).
   virtual void forward(const KernelContext& ctx, const Tensor& positions, Tensor& query,
                        Tensor& key, const Tensor& cos_sin_cache) = 0;
 };

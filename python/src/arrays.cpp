@@ -10,7 +10,7 @@
 // Export: DLPackTensor hands out a fresh capsule per __dlpack__ call, versioned when the consumer
 // asks for version 1 or later, legacy otherwise; a capsule nobody consumed frees its tensor in its
 // destructor. Streams: CPU tensors need no synchronisation; the `stream` argument is accepted and
-// ignored for them.
+// ignored for them; CUDA ones follow Note [Python streams] in streams.cpp.
 #include "arrays.hpp"
 
 #include <Python.h>
@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "streams.hpp"
 #include "tileops/core/dlpack.hpp"
 #include "tileops/core/error.hpp"
 
@@ -77,13 +78,23 @@ Tensor take_capsule(PyObject* capsule, const char* name, const char* used_name) 
   return tensor;
 }
 
-nb::object capsule_of(nb::handle array, const char* what) {
+// Whether `array` says (__dlpack_device__) that it lives on a CUDA device.
+bool on_cuda(nb::handle array) {
+  if (!nb::hasattr(array, "__dlpack_device__")) return false;
+  const nb::tuple device = nb::borrow<nb::tuple>(array.attr("__dlpack_device__")());
+  return nb::cast<int>(device[0]) == static_cast<int>(dlpack::kDLCUDA);
+}
+
+nb::object capsule_of(nb::handle array, const char* what, std::optional<std::intptr_t> stream) {
   if (PyCapsule_CheckExact(array.ptr())) return nb::borrow(array);
   if (!nb::hasattr(array, "__dlpack__"))
     throw nb::type_error(fmt::format("{} is a {}, which has no __dlpack__: tileops takes arrays "
                                      "that implement the DLPack protocol (torch, NumPy, CuPy, JAX)",
                                      what, nb::inst_name(array).c_str())
                              .c_str());
+  if (stream && on_cuda(array))
+    return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1),
+                                    nb::arg("stream") = *stream);
   try {
     return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1));
   } catch (nb::python_error& e) {
@@ -129,8 +140,8 @@ Tensor read_only_view(const Tensor& t) {
 
 }  // namespace
 
-Tensor import_array(nb::handle array, const char* what) {
-  nb::object capsule = capsule_of(array, what);
+Tensor import_array(nb::handle array, const char* what, std::optional<std::intptr_t> stream) {
+  nb::object capsule = capsule_of(array, what, stream);
   PyObject* c = capsule.ptr();
   Tensor tensor;
   if (PyCapsule_IsValid(c, kVersioned))
@@ -152,8 +163,12 @@ void bind_arrays(nb::module_& m) {
           "__dlpack__",
           [](const DLPackTensor& self, nb::handle stream, nb::handle max_version,
              nb::handle dl_device, nb::handle copy) {
-            (void)stream;
             (void)dl_device;
+            // A consumer on another stream waits for the op's (Note [Python streams]); DLPack's
+            // None means the legacy default stream for CUDA.
+            if (self.tensor.device().is_cuda() && self.stream)
+              order_after(self.tensor.device().index, *self.stream,
+                          stream.is_none() ? 1 : nb::cast<std::intptr_t>(stream));
             if (!copy.is_none() && nb::cast<bool>(copy))
               throw nb::buffer_error("DLPackTensor.__dlpack__: copy=True is not supported");
             bool versioned = false;

@@ -5,17 +5,29 @@
 
 #include <nanobind/nanobind.h>
 
+#include <cstdint>
+#include <optional>
+#include <utility>
+
 #include "tileops/core/tensor.hpp"
 
 namespace tileops::python {
 
 // The tensor behind `array` (an object with __dlpack__, or a DLPack capsule), sharing its memory.
-// TypeError for anything else; DLPackError for a tensor the library cannot represent.
-Tensor import_array(nanobind::handle array, const char* what);
+// TypeError for anything else; DLPackError for a tensor the library cannot represent. With a
+// `stream` (a DLPack stream number, Note [Python streams] in streams.cpp), a CUDA array's producer
+// is asked to make its data ready for work on that stream.
+Tensor import_array(nanobind::handle array, const char* what,
+                    std::optional<std::intptr_t> stream = std::nullopt);
 
-// A library tensor on its way out: an object with __dlpack__ and __dlpack_device__.
+// A library tensor on its way out: an object with __dlpack__ and __dlpack_device__. `stream`: the
+// DLPack number of the stream whose work writes it (CUDA outputs of a call given one).
 struct DLPackTensor {
+  explicit DLPackTensor(Tensor t, std::optional<std::intptr_t> s = std::nullopt)
+      : tensor(std::move(t)), stream(s) {}
+
   Tensor tensor;
+  std::optional<std::intptr_t> stream;
 };
 
 void bind_arrays(nanobind::module_& m);

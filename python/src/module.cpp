@@ -4,6 +4,7 @@
 
 #include "arrays.hpp"
 #include "errors.hpp"
+#include "streams.hpp"
 
 namespace tileops::python {
 void bind_ops(nanobind::module_& m);
@@ -19,4 +20,5 @@ NB_MODULE(_C, m) {
   tileops::python::bind_arrays(m);
   tileops::python::bind_ops(m);
   tileops::python::bind_targets(m);
+  tileops::python::bind_streams(m);
 }

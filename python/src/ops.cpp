@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "streams.hpp"
 #include "tileops/op/dispatch.hpp"
 #include "tileops/op/registry.hpp"
 #include "values.hpp"
@@ -77,7 +78,9 @@ class PyOp {
   }
   explicit PyOp(std::shared_ptr<Op> op) : op_(std::move(op)) {}
 
-  nb::list call(nb::list inputs, nb::handle out) {
+  // `stream`: the DLPack number of the caller's current CUDA stream, when the caller's arrays are
+  // CUDA arrays (Note [Python streams] in streams.cpp); the call runs on it.
+  nb::list call(nb::list inputs, nb::handle out, std::optional<std::intptr_t> stream) {
     const manifest::Entry& e = op_->op_class().entry();
     std::vector<std::optional<Tensor>> tensors;
     for (std::size_t i = 0; i < inputs.size(); ++i) {
@@ -85,18 +88,37 @@ class PyOp {
       const std::string what =
           fmt::format("{}: input {}", op_->name(), i < e.inputs.size() ? e.inputs[i].name : "?");
       tensors.push_back(a.is_none() ? std::nullopt
-                                    : std::optional<Tensor>(import_array(a, what.c_str())));
+                                    : std::optional<Tensor>(import_array(a, what.c_str(), stream)));
     }
     CallOptions options;
-    if (!out.is_none()) options.out = import_array(out, (op_->name() + ": out").c_str());
+    if (!out.is_none()) options.out = import_array(out, (op_->name() + ": out").c_str(), stream);
+    std::optional<Stream> call_stream;
+    if (stream) {
+      const Tensor* cuda_tensor =
+          options.out && options.out->device().is_cuda() ? &*options.out : nullptr;
+      for (const std::optional<Tensor>& t : tensors)
+        if (cuda_tensor == nullptr && t && t->device().is_cuda()) cuda_tensor = &*t;
+      if (cuda_tensor != nullptr) call_stream = stream_of(cuda_tensor->device().index, *stream);
+    }
     CallResult result;
     {
       nb::gil_scoped_release unlocked;
-      result = op_->call(tensors, options);
+      if (call_stream) {
+        StreamGuard guard(*call_stream);
+        result = op_->call(tensors, options);
+      } else {
+        result = op_->call(tensors, options);
+      }
     }
     nb::list outputs;
-    for (const std::optional<Tensor>& t : result)
-      outputs.append(t ? nb::cast(DLPackTensor{*t}) : nb::none());
+    for (const std::optional<Tensor>& t : result) {
+      if (!t) {
+        outputs.append(nb::none());
+        continue;
+      }
+      const bool ordered = call_stream && t->device().is_cuda();
+      outputs.append(nb::cast(DLPackTensor{*t, ordered ? stream : std::nullopt}));
+    }
     return outputs;
   }
 
@@ -230,7 +252,8 @@ void bind_ops(nb::module_& m) {
   nb::class_<PyOp>(m, "Op", "One op instance (the generated classes of tileops wrap it).")
       .def(nb::init<const std::string&, nb::dict, std::optional<std::string>>(), nb::arg("name"),
            nb::arg("params"), nb::arg("target") = nb::none())
-      .def("call", &PyOp::call, nb::arg("inputs"), nb::arg("out") = nb::none())
+      .def("call", &PyOp::call, nb::arg("inputs"), nb::arg("out") = nb::none(),
+           nb::arg("stream") = nb::none())
       .def("last_call", &PyOp::last_call)
       .def("eval_roofline", &PyOp::eval_roofline)
       .def("serving_target", &PyOp::serving_target)

@@ -4,6 +4,9 @@ An op's outputs come out of the library as DLPackTensor objects; each is handed 
 `from_dlpack` of the framework the call's first array came from (torch, NumPy, CuPy, JAX), so a
 torch caller gets torch tensors and a NumPy caller NumPy arrays, sharing memory with the library's
 tensor. A call with no array argument gets NumPy arrays when NumPy is installed.
+
+A call on CUDA arrays runs on their framework's current stream (Note [Python streams] in
+python/src/streams.cpp): stream_for reads it, as a DLPack stream number.
 """
 import importlib
 
@@ -38,3 +41,44 @@ def converter_for(arrays):
         return importlib.import_module("numpy").from_dlpack
     except ImportError:
         return lambda tensor: tensor
+
+
+def _torch_stream(array):
+    if not array.is_cuda:
+        return None
+    torch = importlib.import_module("torch")
+    # The raw handle without building a torch.cuda.Stream object (0: the legacy default stream).
+    return torch._C._cuda_getCurrentRawStream(array.device.index)
+
+
+def _cupy_stream(array):
+    cupy = importlib.import_module("cupy")
+    with cupy.cuda.Device(array.device.id):
+        return cupy.cuda.get_current_stream().ptr
+
+
+def _stream_reader_of(module_name):
+    if module_name == "torch":
+        return _torch_stream
+    if module_name == "cupy":
+        return _cupy_stream
+    return None  # CPU frameworks; JAX orders its own work in __dlpack__
+
+
+_stream_readers = {}  # array type -> its framework's current-stream reader, or None
+
+
+def stream_for(arrays):
+    """The DLPack number of the current stream of the first CUDA array's framework, or None."""
+    for array in arrays:
+        if array is None:
+            continue
+        kind = type(array)
+        if kind not in _stream_readers:
+            _stream_readers[kind] = _stream_reader_of(kind.__module__.split(".")[0])
+        read = _stream_readers[kind]
+        if read is not None:
+            stream = read(array)
+            if stream is not None:
+                return stream
+    return None

@@ -10,7 +10,7 @@ import inspect
 import sys
 
 from . import _C
-from ._arrays import converter_for
+from ._arrays import converter_for, stream_for
 
 # tileops._torch once torch is imported and an op has been made (Note: the compile boundary).
 _torch = None
@@ -155,7 +155,7 @@ def make_class(entry):
             bound = call_sig.bind(self, *args, **kwargs)
             arrays = [bound.arguments.get(n) for n in input_names]
             out = bound.arguments.get("out")
-        results = self._op.call(arrays, out)
+        results = self._op.call(arrays, out, stream_for(arrays + [out]))
         convert = converter_for(arrays + [out])
         converted = []
         for i, r in enumerate(results):

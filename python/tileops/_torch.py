@@ -17,6 +17,34 @@ import weakref
 
 import torch
 
+from . import _C
+from ._arrays import stream_for
+
+# The library's CUDA memory comes from torch's caching allocator once torch is in the process
+# (Note [Python streams] in python/src/streams.cpp): outputs and temporaries are torch's blocks,
+# on the call's stream, inside a CUDA graph capture the capture's pool.
+def _install_torch_allocator():
+    raw_alloc = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", None)
+    raw_delete = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", None)
+    if raw_alloc is None or raw_delete is None:  # the public functions, a few microseconds slower
+        _C.set_cuda_allocator(torch.cuda.caching_allocator_alloc,
+                              torch.cuda.caching_allocator_delete)
+        return
+    current_device = torch._C._cuda_getDevice
+
+    def alloc(nbytes, device, stream):
+        # The library makes the call's device current; the public function's device switch is
+        # for the other case.
+        if current_device() == device:
+            return raw_alloc(nbytes, stream)
+        return torch.cuda.caching_allocator_alloc(nbytes, device, stream)
+
+    _C.set_cuda_allocator(alloc, raw_delete)
+
+
+if _C.built_with_cuda and torch.cuda.is_available():
+    _install_torch_allocator()
+
 _instances = weakref.WeakValueDictionary()  # instance key -> op object
 _registered = {}  # op class name -> {(present, has_out): (operator, branch)}
 _library = torch.library.Library("tileops", "FRAGMENT")
@@ -79,7 +107,7 @@ def _define(entry, op, branch):
 
     def real(key, *tensors):
         inputs, out = split(tensors)
-        results = _instance(key)._op.call(inputs, out)
+        results = _instance(key)._op.call(inputs, out, stream_for(list(tensors)))
         return _returns([torch.from_dlpack(results[i]) for i in returned])
 
     def fake(key, *tensors):

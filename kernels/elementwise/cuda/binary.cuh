@@ -1,23 +1,43 @@
 // Binary elementwise kernel templates (manifest/elementwise.yaml): out = a + alpha * b and
 // out = a * b, float types in float32 rounded once to T, integer types wrapping. Framework-free:
-// plain pointers and sizes; binary_launch.cu instantiates and launches them.
+// plain pointers, sizes and the BinaryLayout; binary_add.cu and binary_mul.cu instantiate them.
 //
-// Two paths: same-shape inputs with 16-byte aligned pointers run on 16-byte vectors (the tail
-// below one vector element by element); broadcasting inputs (or misaligned ones) decode each
-// output element's coordinates and read the inputs through strides that are 0 on broadcast axes.
-// Indices are 64-bit.
+// Note [Binary kernels]
+// Three kernels, each a grid-stride loop over a grid sized to the device:
+//   vector   same shapes, contiguous, 16-byte aligned: the tensors as one run of 16-byte vectors,
+//            kBinaryUnroll independent vectors per thread per iteration (all loads issued before
+//            the first store, so that an SM keeps ~128 KB of loads in flight), streamed
+//            (ld.global.cs / st.global.cs): every byte is used once.
+//   rows     the layout's rows (Note [Binary layout] in binary_layout.hpp) in 16-byte vectors:
+//            broadcasts and views whose rows are unit-stride and 16-byte aligned. A tile is
+//            kBinaryUnroll vectors per lane of a group of lanes that shares a row; a tile costs
+//            one division, and the row's input offsets one more per outer axis beyond the first
+//            (none for [M, N] + [N]), never any per element; an input
+//            broadcast along the row is one scalar per row, and an input that other rows reuse
+//            (a bias) is read through the read-only cache instead of streamed.
+//   general  the rows kernel one element at a time with any step: strided views, misaligned
+//            pointers, odd row lengths.
+// Offsets are 64-bit throughout.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/cuda/packed.cuh"
 #include "kernels/common/cuda/vec.cuh"
+#include "kernels/elementwise/binary_layout.hpp"
 
 namespace tileops::kernels::cuda {
 
 enum class BinaryKind { kAdd, kMul };
 
-inline constexpr int kMaxBinaryRank = 8;
+inline constexpr int kBinaryThreads = 256;
+inline constexpr int kBinaryUnroll = 4;
+// Resident blocks per SM the registers are capped for: 1024 threads of the vector kernel, 768 of
+// the rows kernels (which keep more offsets live), each with 128 bytes of loads in flight, and no
+// spills (ptxas -v, CUDA 13).
+inline constexpr int kBinaryMinBlocks = 4;
+inline constexpr int kBinaryRowsMinBlocks = 3;
 
 struct BinaryParams {
   void* out = nullptr;
@@ -26,11 +46,15 @@ struct BinaryParams {
   std::int64_t numel = 0;
   float alpha = 1.0f;          // float types
   std::int64_t alpha_int = 1;  // integer types
-  // The broadcast path: out's shape, and the inputs' strides against it (0 where they broadcast).
-  int rank = 0;
-  std::int64_t shape[kMaxBinaryRank] = {};
-  std::int64_t a_strides[kMaxBinaryRank] = {};
-  std::int64_t b_strides[kMaxBinaryRank] = {};
+  // The rows and general kernels: the layout and its tiling. A group of 2^lane_shift lanes shares
+  // a row; a tile is one chunk (2^lane_shift * kBinaryUnroll packs) of the rows of one block's
+  // groups.
+  BinaryLayout layout;
+  int lane_shift = 0;
+  std::int64_t chunks_per_row = 1;
+  std::int64_t tiles = 0;
+  bool a_reused = false;  // other rows read the same elements: keep them in cache
+  bool b_reused = false;
 };
 
 template <BinaryKind kKind, class T>
@@ -50,44 +74,139 @@ __device__ __forceinline__ T apply(T a, T b, const BinaryParams& p) {
   }
 }
 
+// A 16-byte vector of T, as four raw words (packed.cuh says why).
 template <BinaryKind kKind, class T>
-__global__ void binary_vector_kernel(BinaryParams p) {
-  using V = Vec<T>;
-  constexpr int kN = V::kSize;
+__device__ __forceinline__ uint4 apply_packed(uint4 x, uint4 y, const BinaryParams& p) {
+  if constexpr (std::is_same_v<T, std::int32_t>) {
+    auto word = [&](std::uint32_t a, std::uint32_t b) {
+      return static_cast<std::uint32_t>(
+          apply<kKind>(static_cast<std::int32_t>(a), static_cast<std::int32_t>(b), p));
+    };
+    return make_uint4(word(x.x, y.x), word(x.y, y.y), word(x.z, y.z), word(x.w, y.w));
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    auto pair = [&](std::uint32_t a_lo, std::uint32_t a_hi, std::uint32_t b_lo,
+                    std::uint32_t b_hi) {
+      const auto a = static_cast<std::int64_t>(std::uint64_t{a_hi} << 32 | a_lo);
+      const auto b = static_cast<std::int64_t>(std::uint64_t{b_hi} << 32 | b_lo);
+      return static_cast<std::uint64_t>(apply<kKind>(a, b, p));
+    };
+    const std::uint64_t lo = pair(x.x, x.y, y.x, y.y), hi = pair(x.z, x.w, y.z, y.w);
+    return make_uint4(static_cast<std::uint32_t>(lo), static_cast<std::uint32_t>(lo >> 32),
+                      static_cast<std::uint32_t>(hi), static_cast<std::uint32_t>(hi >> 32));
+  } else if constexpr (kKind == BinaryKind::kAdd) {
+    const float alpha = p.alpha;
+    return map_packed<T>(x, y, [alpha](float a, float b) { return a + alpha * b; });
+  } else {
+    return map_packed<T>(x, y, [](float a, float b) { return a * b; });
+  }
+}
+
+template <BinaryKind kKind, class T>
+__global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
+    binary_vector_kernel(BinaryParams p) {
+  constexpr int kN = Vec<T>::kSize;
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (std::int64_t i = first; i < vectors; i += stride) {
-    const V x = load_vec_streaming(a + i * kN);
-    const V y = load_vec_streaming(b + i * kN);
-    V z;
+  for (std::int64_t base = first; base < vectors; base += kBinaryUnroll * stride) {
+    uint4 x[kBinaryUnroll], y[kBinaryUnroll];
 #pragma unroll
-    for (int e = 0; e < kN; ++e) z.v[e] = apply<kKind>(x.v[e], y.v[e], p);
-    store_vec_streaming(out + i * kN, z);
+    for (int u = 0; u < kBinaryUnroll; ++u) {
+      const std::int64_t i = base + u * stride;
+      if (i < vectors) {
+        x[u] = load_packed_streaming(a + i * kN);
+        y[u] = load_packed_streaming(b + i * kN);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kBinaryUnroll; ++u) {
+      const std::int64_t i = base + u * stride;
+      if (i < vectors) store_packed_streaming(out + i * kN, apply_packed<kKind, T>(x[u], y[u], p));
+    }
   }
   for (std::int64_t i = vectors * kN + first; i < p.numel; i += stride)
     out[i] = apply<kKind>(a[i], b[i], p);
 }
 
-template <BinaryKind kKind, class T>
-__global__ void binary_broadcast_kernel(BinaryParams p) {
+// The element offsets of row `row`'s first element in a and b.
+__device__ __forceinline__ void row_offsets(const BinaryLayout& l, std::int64_t row,
+                                            std::int64_t& a_offset, std::int64_t& b_offset) {
+  a_offset = 0;
+  b_offset = 0;
+  for (int k = l.outer_rank - 1; k >= 0; --k) {
+    std::int64_t index = row;
+    if (k > 0) {
+      row = index / l.outer_shape[k];
+      index -= row * l.outer_shape[k];
+    }
+    a_offset += index * l.a_outer[k];
+    b_offset += index * l.b_outer[k];
+  }
+}
+
+// A row's vector `i` of an input with step 0 (one element, splatted) or 1.
+template <class T>
+__device__ __forceinline__ uint4 load_row_packed(const T* row, std::int64_t step, bool reused,
+                                                 std::int64_t i) {
+  if (step == 0) return splat_packed(__ldg(row));
+  const T* p = row + i * Vec<T>::kSize;
+  return reused ? load_packed(p) : load_packed_streaming(p);
+}
+
+// kVector: the rows kernel (packs are 16-byte vectors, steps 0 or 1); else the general kernel
+// (packs are elements, any step).
+template <BinaryKind kKind, class T, bool kVector>
+__global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
+    binary_rows_kernel(BinaryParams p) {
+  constexpr int kPack = kVector ? Vec<T>::kSize : 1;
+  using Pack = std::conditional_t<kVector, uint4, T>;
   const T* a = static_cast<const T*>(p.a);
   const T* b = static_cast<const T*>(p.b);
   T* out = static_cast<T*>(p.out);
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       i < p.numel; i += stride) {
-    std::int64_t rest = i, ai = 0, bi = 0;
-    for (int axis = p.rank - 1; axis >= 0; --axis) {
-      const std::int64_t index = rest % p.shape[axis];
-      rest /= p.shape[axis];
-      ai += index * p.a_strides[axis];
-      bi += index * p.b_strides[axis];
+  const BinaryLayout& l = p.layout;
+  const int lanes = 1 << p.lane_shift;
+  const int lane = static_cast<int>(threadIdx.x) & (lanes - 1);
+  const int group = static_cast<int>(threadIdx.x) >> p.lane_shift;
+  const int groups = kBinaryThreads >> p.lane_shift;
+  const std::int64_t packs = l.cols / kPack;
+  for (std::int64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
+    const std::int64_t row_block = tile / p.chunks_per_row;
+    const std::int64_t chunk = tile - row_block * p.chunks_per_row;
+    const std::int64_t row = row_block * groups + group;
+    if (row >= l.rows) continue;
+    std::int64_t a_offset = 0, b_offset = 0;
+    row_offsets(l, row, a_offset, b_offset);
+    const T* a_row = a + a_offset;
+    const T* b_row = b + b_offset;
+    T* out_row = out + row * l.cols;
+    const std::int64_t first = chunk * (std::int64_t{lanes} * kBinaryUnroll) + lane;
+    Pack x[kBinaryUnroll], y[kBinaryUnroll];
+#pragma unroll
+    for (int u = 0; u < kBinaryUnroll; ++u) {
+      const std::int64_t i = first + std::int64_t{u} * lanes;
+      if (i < packs) {
+        if constexpr (kVector) {
+          x[u] = load_row_packed(a_row, l.a_step, p.a_reused, i);
+          y[u] = load_row_packed(b_row, l.b_step, p.b_reused, i);
+        } else {
+          x[u] = a_row[i * l.a_step];
+          y[u] = b_row[i * l.b_step];
+        }
+      }
     }
-    out[i] = apply<kKind>(a[ai], b[bi], p);
+#pragma unroll
+    for (int u = 0; u < kBinaryUnroll; ++u) {
+      const std::int64_t i = first + std::int64_t{u} * lanes;
+      if (i < packs) {
+        if constexpr (kVector)
+          store_packed_streaming(out_row + i * kPack, apply_packed<kKind, T>(x[u], y[u], p));
+        else
+          out_row[i] = apply<kKind>(x[u], y[u], p);
+      }
+    }
   }
 }
 

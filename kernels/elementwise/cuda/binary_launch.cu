@@ -1,96 +1,87 @@
-// Instantiates the binary elementwise kernels (binary.cuh) and launches them.
+// Plans and launches the binary elementwise kernels (binary.cuh); binary_add.cu and binary_mul.cu
+// instantiate them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <string>
 
 #include "cuda/check.hpp"
-#include "kernels/elementwise/cuda/binary.cuh"
+#include "kernels/elementwise/cuda/binary.cuh"  // BinaryParams
 #include "kernels/elementwise/cuda/binary_launch.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-// Resident blocks per multiprocessor the grid is sized for; the grid-stride loops cover the rest.
-constexpr int kBlocksPerSm = 8;
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// Strides of `t` against `shape` (right-aligned), 0 on the axes where t broadcasts.
-void broadcast_strides(const Tensor& t, const Shape& shape, std::int64_t* strides) {
-  const std::size_t rank = shape.size();
-  const std::size_t lead = rank - t.dim();
-  std::int64_t stride = 1;
-  for (std::size_t k = rank; k-- > 0;) {
-    strides[k] = 0;
-    if (k < lead) continue;
-    const std::int64_t length = t.shape()[k - lead];
-    if (length != 1) strides[k] = stride;
-    stride *= length;
-  }
-}
-
-template <BinaryKind kKind, class T>
-void launch(bool vectorised, const BinaryParams& p, int sm_count, cudaStream_t stream) {
-  const std::int64_t work = vectorised ? p.numel / Vec<T>::kSize + Vec<T>::kSize : p.numel;
-  const std::int64_t blocks = std::clamp<std::int64_t>((work + kThreads - 1) / kThreads, 1,
-                                                       std::int64_t{kBlocksPerSm} * sm_count);
-  const dim3 grid(static_cast<unsigned>(blocks));
-  if (vectorised)
-    binary_vector_kernel<kKind, T><<<grid, kThreads, 0, stream>>>(p);
-  else
-    binary_broadcast_kernel<kKind, T><<<grid, kThreads, 0, stream>>>(p);
-  TILEOPS_CUDA_CHECK_LAUNCH();
-}
-
-template <BinaryKind kKind>
-void launch(DType dtype, bool vectorised, const BinaryParams& p, int sm_count,
-            cudaStream_t stream) {
-  switch (dtype) {
-    case DType::kFloat16:
-      return launch<kKind, __half>(vectorised, p, sm_count, stream);
-    case DType::kBFloat16:
-      return launch<kKind, __nv_bfloat16>(vectorised, p, sm_count, stream);
-    case DType::kFloat32:
-      return launch<kKind, float>(vectorised, p, sm_count, stream);
-    case DType::kInt32:
-      return launch<kKind, std::int32_t>(vectorised, p, sm_count, stream);
-    case DType::kInt64:
-      return launch<kKind, std::int64_t>(vectorised, p, sm_count, stream);
-    default:
-      throw CheckError("binary (cuda): dtype " + std::string(dtype_name(dtype)) +
-                       " is not float16, bfloat16, float32, int32 or int64");
-  }
+// The rows and general kernels' tiling: enough lanes per row for kBinaryUnroll packs each, a power
+// of two up to the block, so that short rows share a block and long ones split into chunks.
+void plan_tiles(BinaryParams& p, std::int64_t pack) {
+  const std::int64_t packs = p.layout.cols / pack;
+  const std::int64_t lanes_wanted = ceil_div(packs, kBinaryUnroll);
+  int shift = 0;
+  while ((std::int64_t{1} << shift) < lanes_wanted && (1 << shift) < kBinaryThreads) ++shift;
+  p.lane_shift = shift;
+  const std::int64_t lanes = std::int64_t{1} << shift;
+  const std::int64_t groups = kBinaryThreads / lanes;
+  p.chunks_per_row = ceil_div(packs, lanes * kBinaryUnroll);
+  p.tiles = ceil_div(p.layout.rows, groups) * p.chunks_per_row;
 }
 
 }  // namespace
 
-void launch_binary(BinaryOp op, bool vectorised, const Tensor& a, const Tensor& b, double alpha,
-                   std::int64_t alpha_int, Tensor& out, int sm_count, void* stream) {
+BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype, int sm_count) {
+  BinaryLaunch launch;
+  launch.path = path;
+  launch.kernel = op == BinaryOp::kAdd ? add_kernel(path, dtype) : mul_kernel(path, dtype);
+  if (launch.kernel == nullptr)
+    throw CheckError("binary (cuda): dtype " + std::string(dtype_name(dtype)) +
+                     " is not float16, bfloat16, float32, int32 or int64");
+  int per_sm = 0;
+  TILEOPS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, launch.kernel, kBinaryThreads, 0));
+  if (per_sm <= 0)
+    throw CudaError("binary (cuda): a block of " + std::to_string(kBinaryThreads) +
+                    " threads does not fit on a multiprocessor");
+  launch.max_blocks = per_sm * std::max(sm_count, 1);
+  return launch;
+}
+
+void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b, double alpha,
+                   std::int64_t alpha_int, Tensor& out, void* stream) {
+  const std::int64_t numel = out.numel();
+  if (numel == 0) return;
   BinaryParams p;
   p.out = out.data_ptr();
   p.a = a.data_ptr();
   p.b = b.data_ptr();
-  p.numel = out.numel();
+  p.numel = numel;
   p.alpha = static_cast<float>(alpha);
   p.alpha_int = alpha_int;
-  if (!vectorised) {
+  std::int64_t blocks = 0;
+  if (launch.path == BinaryPath::kVector) {
+    // One vector per thread while the tensors are small; a device-filling grid beyond.
+    const auto per_vector = 16 / static_cast<std::int64_t>(out.itemsize());
+    blocks = ceil_div(ceil_div(numel, per_vector), kBinaryThreads);
+  } else {
     // A rank-0 result is one element of rank 1.
     const Shape shape = out.dim() == 0 ? Shape{1} : out.shape();
-    if (shape.size() > static_cast<std::size_t>(kMaxBinaryRank))
-      throw OpNotAvailableError("binary (cuda): rank " + std::to_string(shape.size()) +
-                                " is above the " + std::to_string(kMaxBinaryRank) +
-                                " the broadcast kernel decodes");
-    p.rank = static_cast<int>(shape.size());
-    for (int k = 0; k < p.rank; ++k) p.shape[k] = shape[static_cast<std::size_t>(k)];
-    broadcast_strides(a, shape, p.a_strides);
-    broadcast_strides(b, shape, p.b_strides);
+    if (!binary_layout(a, b, shape, p.layout))
+      throw OpNotAvailableError("binary (cuda): more than " + std::to_string(kMaxBinaryAxes) +
+                                " axes remain after merging");
+    plan_tiles(p, launch.path == BinaryPath::kRows ? 16 / static_cast<std::int64_t>(out.itemsize())
+                                                   : std::int64_t{1});
+    p.a_reused = a.numel() < numel;
+    p.b_reused = b.numel() < numel;
+    blocks = p.tiles;
   }
-  auto s = static_cast<cudaStream_t>(stream);
-  if (op == BinaryOp::kAdd)
-    launch<BinaryKind::kAdd>(out.dtype(), vectorised, p, sm_count, s);
-  else
-    launch<BinaryKind::kMul>(out.dtype(), vectorised, p, sm_count, s);
+  blocks = std::clamp<std::int64_t>(blocks, 1, launch.max_blocks);
+  void* args[] = {&p};
+  TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
+                                      dim3(kBinaryThreads), args, 0,
+                                      static_cast<cudaStream_t>(stream)));
+  TILEOPS_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace tileops::kernels::cuda

@@ -1,4 +1,5 @@
-// The binary elementwise kernels as the adapters see them (no CUDA header).
+// The binary elementwise kernels as the adapters see them (no CUDA header): a plan made once per
+// entry, and a launch per call.
 #pragma once
 
 #include <cstdint>
@@ -10,13 +11,27 @@ namespace tileops::kernels::cuda {
 
 enum class BinaryOp { kAdd, kMul };
 
-// out = a + alpha * b (kAdd) or a * b (kMul), launched on `stream` (a cudaStream_t) of the current
-// device, which has `sm_count` multiprocessors. `vectorised`: a and b have out's shape and every
-// pointer is 16-byte aligned; otherwise a and b broadcast to out's shape (rank at most 8).
-// `alpha` is read as a float for float dtypes and as an integer for integer dtypes.
-void launch_binary(BinaryOp op, bool vectorised, const Tensor& a, const Tensor& b, double alpha,
-                   std::int64_t alpha_int, Tensor& out, int sm_count, void* stream);
+// The kernels of Note [Binary kernels] in binary.cuh.
+enum class BinaryPath { kVector, kRows, kGeneral };
 
-inline constexpr int kMaxBroadcastRank = 8;
+// What an entry builds once, on its device.
+struct BinaryLaunch {
+  const void* kernel = nullptr;  // the instantiation for (op, path, dtype)
+  BinaryPath path = BinaryPath::kGeneral;
+  int max_blocks = 0;  // blocks resident on the whole device at once
+};
+// Plans `path` of `op` for `dtype` on the current device, which has `sm_count` multiprocessors.
+BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype, int sm_count);
+
+// out = a + alpha * b (kAdd) or a * b (kMul), launched on `stream` (a cudaStream_t) of the current
+// device; a and b broadcast to out's shape and may be views of any strides, out is contiguous.
+// The path serves the call (its refusal said so). `alpha` is read as a float for float dtypes and
+// `alpha_int` for integer dtypes. An empty out launches nothing.
+void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b, double alpha,
+                   std::int64_t alpha_int, Tensor& out, void* stream);
+
+// The instantiations of one op (binary_add.cu, binary_mul.cu).
+const void* add_kernel(BinaryPath path, DType dtype);
+const void* mul_kernel(BinaryPath path, DType dtype);
 
 }  // namespace tileops::kernels::cuda

@@ -2,10 +2,10 @@
 #include "kernels/rope/cpu/rope_cpu.hpp"
 
 #include <cstdint>
-#include <string>
 #include <type_traits>
 
 #include "kernels/common/cpu/cpu_kernel_support.hpp"
+#include "kernels/rope/rope_messages.hpp"
 
 namespace tileops::kernels::cpu {
 namespace {
@@ -44,12 +44,7 @@ template <class I>
 void check_positions(const I* positions, std::int64_t tokens, std::int64_t cache_rows) {
   for (std::int64_t n = 0; n < tokens; ++n) {
     const auto p = static_cast<std::int64_t>(positions[n]);
-    if (p < 0 || p >= cache_rows)
-      // The message starts with the op's name, as every message of the library's ops does: this
-      // kernel serves RopeFwdOp alone.
-      throw CheckError("RopeFwdOp: positions[" + std::to_string(n) + "] = " + std::to_string(p) +
-                       " is outside the rows of cos_sin_cache, [0, " + std::to_string(cache_rows) +
-                       ")");
+    if (p < 0 || p >= cache_rows) throw CheckError(bad_position_message(n, p, cache_rows));
   }
 }
 

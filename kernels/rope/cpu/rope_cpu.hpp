@@ -2,8 +2,8 @@
 //
 // Contract: tensors are contiguous CPU tensors that the op layer has already checked against the
 // manifest: positions [N] of int32 or int64, query [N, Hq, D] and key [N, Hk, D] of one dtype T in
-// {float16, bfloat16, float32}, cos_sin_cache [P, R] of T, R even and R <= D, every position in
-// [0, P) (the caller's obligation: it is not checked). Dtypes outside those sets throw CheckError.
+// {float16, bfloat16, float32}, cos_sin_cache [P, R] of T, R even and R <= D. Dtypes outside
+// those sets, and a position outside [0, P), throw CheckError before anything is written.
 #pragma once
 
 #include "tileops/core/tensor.hpp"

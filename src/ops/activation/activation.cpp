@@ -2,6 +2,8 @@
 // specs and forwards; the classes are generated.
 #include "tileops/ops/activation.hpp"
 
+#include <cstdint>
+
 #include "kernels/activation/interface.hpp"
 #include "ops/op_support.hpp"
 
@@ -14,6 +16,19 @@ kernels::ActivationCall activation_call(const CallArgs& args, bool tanh) {
   call.dtype = args.input(0).dtype();
   call.tanh = tanh;
   call.access = ops::access_class(args);
+  return call;
+}
+
+// A gated op's call: its rows' halves start N elements apart. Only the CUDA paths select on that;
+// a CPU call keeps the default, so that the CPU reference keeps one entry per dtype.
+kernels::ActivationCall gated_call(const CallArgs& args, bool tanh) {
+  kernels::ActivationCall call = activation_call(args, tanh);
+  if (call.device && call.device->is_cpu()) return call;
+  const Shape& out = args.call.output(0).shape;
+  const auto half_bytes = static_cast<std::uint64_t>(out[out.size() - 1]) *
+                          static_cast<std::uint64_t>(dtype_size(call.dtype));
+  const std::uint64_t lowest = half_bytes & (~half_bytes + 1);
+  call.row_alignment = lowest == 0 || lowest > 16 ? 16 : static_cast<int>(lowest);
   return call;
 }
 
@@ -46,11 +61,11 @@ CallResult GeluFwdOp::forward(const CallArgs& args) {
 }
 
 KernelCalls SiluAndMulFwdOp::kernel_calls(const CallArgs& args) const {
-  return {KernelCall::of<kernels::SiluAndMulFwdInterface>(activation_call(args, false))};
+  return {KernelCall::of<kernels::SiluAndMulFwdInterface>(gated_call(args, false))};
 }
 
 CallResult SiluAndMulFwdOp::forward(const CallArgs& args) {
-  auto& kernel = kernel_entry<kernels::SiluAndMulFwdInterface>(activation_call(args, false));
+  auto& kernel = kernel_entry<kernels::SiluAndMulFwdInterface>(gated_call(args, false));
   const ops::ContiguousInput x(args, 0);
   Tensor out = allocate_output(args, 0);
   kernel.forward(args.context(), *x, out);
@@ -58,13 +73,13 @@ CallResult SiluAndMulFwdOp::forward(const CallArgs& args) {
 }
 
 KernelCalls GeluAndMulFwdOp::kernel_calls(const CallArgs& args) const {
-  return {KernelCall::of<kernels::GeluAndMulFwdInterface>(
-      activation_call(args, approximate() == "tanh"))};
+  return {
+      KernelCall::of<kernels::GeluAndMulFwdInterface>(gated_call(args, approximate() == "tanh"))};
 }
 
 CallResult GeluAndMulFwdOp::forward(const CallArgs& args) {
   auto& kernel =
-      kernel_entry<kernels::GeluAndMulFwdInterface>(activation_call(args, approximate() == "tanh"));
+      kernel_entry<kernels::GeluAndMulFwdInterface>(gated_call(args, approximate() == "tanh"));
   const ops::ContiguousInput x(args, 0);
   Tensor out = allocate_output(args, 0);
   kernel.forward(args.context(), *x, out);

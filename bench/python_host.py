@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Host time per call from Python on CUDA tensors (the H200 machine): RMSNormFwdOp on [1, 4096]
+bfloat16 beside torch's own F.rms_norm, in one process.
+
+    PYTHONPATH=<installed tileops> python3 bench/python_host.py [--calls N] [--json FILE]
+
+Rows: torch F.rms_norm eager; tileops called directly (op(x, w)); tileops through its torch
+operator (torch.ops.tileops.<branch>, what a compiled graph calls); the direct call with out= (no
+allocation); the DLPack conversions alone (import of two tensors and export of one, as a direct
+call does them); torch.compile(mode="reduce-overhead") of a function calling the op, replayed from
+its CUDA graph. Each row is the median over 7 batches of N back-to-back calls of the wall time per
+call (time.perf_counter), the GPU synchronised only between batches: for kernels this short the
+host is the bottleneck, so the time is the host's.
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import tileops
+
+
+def per_call(fn, calls):
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(7):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        times.append((time.perf_counter() - start) / calls)
+        torch.cuda.synchronize()
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("python_host: torch sees no CUDA device", file=sys.stderr)
+        return 1
+    x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty_like(x)
+    op = tileops.RMSNormFwdOp([4096], eps=1e-6)
+    op(x, w)
+    branch = op._op.effect_branch([True, True], False)["operator_name"].split("::", 1)[1]
+    operator = getattr(torch.ops.tileops, branch).default
+    stream = torch.cuda.current_stream().cuda_stream
+    raw = op._op
+
+    def conversions():
+        x.__dlpack__(max_version=(1, 1), stream=stream)
+        w.__dlpack__(max_version=(1, 1), stream=stream)
+        torch.from_dlpack(raw.call([x, w], out, stream)[0])
+
+    compiled = torch.compile(lambda x, w: op(x, w), mode="reduce-overhead", fullgraph=True)
+    rows = {
+        "torch F.rms_norm eager": lambda: F.rms_norm(x, [4096], w, 1e-6),
+        "tileops op(x, w)": lambda: op(x, w),
+        "tileops op(x, w, out=out)": lambda: op(x, w, out=out),
+        f"tileops torch.ops.tileops.{branch}": lambda: operator(op._key, x, w),
+        "tileops raw _C call (out=, stream given)": lambda: raw.call([x, w], out, stream),
+        "DLPack: two imports and one export + call with out=": conversions,
+        "torch.compile reduce-overhead (graph replay)": lambda: compiled(x, w),
+    }
+    results = {}
+    for name, fn in rows.items():
+        results[name] = per_call(fn, args.calls)
+        print(f"{name}: {results[name] * 1e6:.2f} us per call", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                       "calls": args.calls, "seconds_per_call": results}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,12 @@
+// mean's instantiations of the reduction kernels (reduce_launch.cuh).
+#include "kernels/reduction/cuda/reduce_launch.cuh"
+
+namespace tileops::kernels::cuda {
+
+void launch_mean_fwd(const ReduceLaunch& launch, DType dtype, const void* x, void* out,
+                     void* scratch, void* stream) {
+  reduction::launch_reduce_op<reduction::MeanPolicy>("mean", launch, dtype, x, out, scratch,
+                                                     stream);
+}
+
+}  // namespace tileops::kernels::cuda

@@ -1,0 +1,243 @@
+// The CUDA kernel templates of sum, mean and amax over any set of axes (manifest/reduction.yaml).
+// Framework-free: plain pointers, sizes and the axis groups of reduce_launch.hpp;
+// reduce_launch.cuh launches them.
+//
+// Note [Reduction kernels]
+// The plan (reduce_plan.cu) drops axes of length 1 and merges neighbouring axes that are both
+// kept or both reduced, as the CPU kernels do (Note [Reduction layout] in
+// kernels/reduction/cpu/reduce_cpu.cpp), which leaves two shapes:
+//   - rows (reduce_rows_kernel), the innermost group reduced: each output reduces `segments`
+//     contiguous runs (one unless reduced axes are not adjacent, e.g. [4, 128, 4096] over dims
+//     [0, 2]), read with 16-byte accesses, four in flight per thread, by a warp per output (up to
+//     4096 elements) or a block per output. A few long outputs (a full reduction is one) are cut
+//     into chunks, a block each, whose partials a second kernel combines: two stages, no atomics
+//     and no host synchronisation, the same bits on every run.
+//   - columns (reduce_columns_kernel), the innermost group kept: a block covers 32 accesses of
+//     adjacent outputs (a warp reads 512 contiguous bytes per step) by 8 threads that split the
+//     reduced steps, merged through shared memory; when the outputs are too narrow to fill the
+//     device the reduced steps are also split across blocks (grid y) with a finishing kernel.
+// Offsets of the kept and reduced groups are decoded per output, per segment or per step only
+// when there are several groups; the common single group costs a multiplication. Accumulation is
+// in float32 (integers in their own type for amax), rounded to T once; amax propagates NaN as
+// torch.amax does; mean divides the float32 sum by the element count once. Offsets are 64-bit.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/cuda/vec.cuh"
+#include "kernels/reduction/cuda/combine.cuh"
+#include "kernels/reduction/cuda/pack.cuh"
+#include "kernels/reduction/cuda/reduce_launch.hpp"
+
+namespace tileops::kernels::cuda::reduction {
+
+// An accumulator policy: the monoid, `load` (an element to the accumulator) and `finish` (the
+// total of `count` elements to T, the one rounding).
+template <class T>
+struct SumPolicy {
+  using M = SumMonoid;
+  __device__ static float load(T v) { return to_float(v); }
+  __device__ static T finish(float total, std::int64_t) { return from_float<T>(total); }
+};
+
+template <class T>
+struct MeanPolicy : SumPolicy<T> {
+  // Zero elements: 0 / 0 is NaN, as torch.mean gives.
+  __device__ static T finish(float total, std::int64_t count) {
+    return from_float<T>(total / static_cast<float>(count));
+  }
+};
+
+template <class T>
+struct AmaxPolicy {
+  static constexpr bool kInteger = std::is_integral_v<T>;
+  using M = MaxMonoid<std::conditional_t<kInteger, T, float>>;
+  using Acc = typename M::Acc;
+  __device__ static Acc load(T v) {
+    if constexpr (kInteger) {
+      return v;
+    } else {
+      return to_float(v);
+    }
+  }
+  __device__ static T finish(Acc max, std::int64_t) {
+    if constexpr (kInteger) {
+      return max;
+    } else {
+      return from_float<T>(max);
+    }
+  }
+};
+
+struct ReduceParams {
+  const void* x = nullptr;
+  void* out = nullptr;
+  void* partials = nullptr;
+  AxisGroups kept;
+  AxisGroups reduced;
+  std::int64_t items = 0;
+  std::int64_t run = 0;
+  std::int64_t segments = 1;
+  std::int64_t count = 0;
+  std::int64_t chunks = 1;
+  std::int64_t chunk_len = 0;
+};
+
+inline constexpr int kReduceUnroll = 4;
+// The column kernel's block: accesses across adjacent outputs by threads splitting the steps.
+inline constexpr int kColumnAccesses = 32;
+inline constexpr int kColumnSteps = 8;
+
+// The offset in x of the multi-index of `groups` whose row-major rank is `flat`.
+__device__ __forceinline__ std::int64_t offset_of(std::int64_t flat, const AxisGroups& groups) {
+  if (groups.count == 1) return flat * groups.stride[0];
+  std::int64_t offset = 0;
+  for (int g = groups.count - 1; g >= 0; --g) {
+    offset += (flat % groups.size[g]) * groups.stride[g];
+    flat /= groups.size[g];
+  }
+  return offset;
+}
+
+// ---- Rows: a logical warp of kLanes lanes per (output, chunk), or a block (kLanes == 0). ----
+template <class Pol, class T, int kN, int kLanes>
+__global__ void __launch_bounds__(256) reduce_rows_kernel(ReduceParams p) {
+  using M = typename Pol::M;
+  using Acc = typename M::Acc;
+  using P = Pack<T, kN>;
+  __shared__ BlockScratch<Acc> scratch;
+  const int lanes = Lanes<kLanes>::size();
+  const int lane = Lanes<kLanes>::lane();
+  const std::int64_t items = p.items * p.chunks;
+  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * Lanes<kLanes>::per_block();
+  const std::int64_t step = static_cast<std::int64_t>(lanes) * kN;
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Lanes<kLanes>::per_block();
+       first < items; first += groups) {
+    const std::int64_t item = first + Lanes<kLanes>::index();
+    Acc acc = M::identity();
+    if (item < items) {
+      const std::int64_t begin = (item % p.chunks) * p.chunk_len;
+      const std::int64_t end = min(p.run, begin + p.chunk_len);
+      const T* base = static_cast<const T*>(p.x) + offset_of(item / p.chunks, p.kept);
+      for (std::int64_t s = 0; s < p.segments; ++s) {
+        const T* run = base + (p.reduced.count > 0 ? offset_of(s, p.reduced) : 0);
+        for (std::int64_t i = begin + lane * kN; i < end; i += kReduceUnroll * step) {
+          P v[kReduceUnroll];
+#pragma unroll
+          for (int u = 0; u < kReduceUnroll; ++u)
+            if (i + u * step < end) v[u] = P::load_once(run + i + u * step);
+#pragma unroll
+          for (int u = 0; u < kReduceUnroll; ++u) {
+            if (i + u * step >= end) continue;
+#pragma unroll
+            for (int e = 0; e < kN; ++e) acc = M::combine(acc, Pol::load(v[u].v[e]));
+          }
+        }
+      }
+    }
+    acc = group_all<M, kLanes>(acc, scratch);
+    if (item < items && lane == 0) {
+      if (p.chunks == 1) {
+        static_cast<T*>(p.out)[item] = Pol::finish(acc, p.count);
+      } else {
+        static_cast<Acc*>(p.partials)[item] = acc;
+      }
+    }
+  }
+}
+
+// ---- Columns: blocks of kColumnAccesses x kColumnSteps threads; grid y splits the steps. ----
+template <class Pol, class T, int kN>
+__global__ void __launch_bounds__(kColumnAccesses* kColumnSteps)
+    reduce_columns_kernel(ReduceParams p) {
+  using M = typename Pol::M;
+  using Acc = typename M::Acc;
+  using P = Pack<T, kN>;
+  __shared__ Acc partial[kColumnSteps][kColumnAccesses * kN];
+  const std::int64_t width = p.run / kN;  // accesses across the innermost kept group
+  const std::int64_t tiles = (width + kColumnAccesses - 1) / kColumnAccesses;
+  const std::int64_t items = p.items * tiles;
+  const int tx = static_cast<int>(threadIdx.x);
+  const int ty = static_cast<int>(threadIdx.y);
+  const std::int64_t split = blockIdx.y;
+  const std::int64_t begin = split * p.chunk_len;
+  const std::int64_t end = min(p.count, begin + p.chunk_len);
+  for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
+    const std::int64_t access = (item % tiles) * kColumnAccesses + tx;
+    const bool active = access < width;
+    const std::int64_t outer = item / tiles;
+    const T* base =
+        static_cast<const T*>(p.x) + offset_of(outer, p.kept) + (active ? access * kN : 0);
+    Acc acc[kN];
+#pragma unroll
+    for (int e = 0; e < kN; ++e) acc[e] = M::identity();
+    if (active) {
+      for (std::int64_t r = begin + ty; r < end; r += kReduceUnroll * kColumnSteps) {
+        P v[kReduceUnroll];
+#pragma unroll
+        for (int u = 0; u < kReduceUnroll; ++u) {
+          const std::int64_t at = r + u * kColumnSteps;
+          if (at < end)
+            v[u] = P::load_once(base + (p.reduced.count > 0 ? offset_of(at, p.reduced) : 0));
+        }
+#pragma unroll
+        for (int u = 0; u < kReduceUnroll; ++u) {
+          if (r + u * kColumnSteps >= end) continue;
+#pragma unroll
+          for (int e = 0; e < kN; ++e) acc[e] = M::combine(acc[e], Pol::load(v[u].v[e]));
+        }
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < kN; ++e) partial[ty][tx * kN + e] = acc[e];
+    __syncthreads();
+    if (ty == 0 && active) {
+#pragma unroll
+      for (int e = 0; e < kN; ++e) {
+        Acc total = partial[0][tx * kN + e];
+#pragma unroll
+        for (int k = 1; k < kColumnSteps; ++k) total = M::combine(total, partial[k][tx * kN + e]);
+        const std::int64_t o = outer * p.run + access * kN + e;
+        if (p.chunks == 1) {
+          static_cast<T*>(p.out)[o] = Pol::finish(total, p.count);
+        } else {
+          static_cast<Acc*>(p.partials)[o * p.chunks + split] = total;
+        }
+      }
+    }
+    __syncthreads();  // the next item overwrites `partial`
+  }
+}
+
+// The outputs from their chunk partials: a warp per output.
+template <class Pol, class T>
+__global__ void __launch_bounds__(256)
+    reduce_finish_kernel(const void* partials, void* out, std::int64_t outputs, std::int64_t chunks,
+                         std::int64_t count) {
+  using M = typename Pol::M;
+  using Acc = typename M::Acc;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32);
+       first < outputs; first += warps) {
+    const std::int64_t o = first + threadIdx.x / 32;
+    Acc acc = M::identity();
+    if (o < outputs)
+      for (std::int64_t c = lane; c < chunks; c += 32)
+        acc = M::combine(acc, static_cast<const Acc*>(partials)[o * chunks + c]);
+    acc = warp_all<M, 32>(acc);
+    if (o < outputs && lane == 0) static_cast<T*>(out)[o] = Pol::finish(acc, count);
+  }
+}
+
+// An input without elements: every output is the reduction of nothing (0 for sum, NaN for mean).
+template <class Pol, class T>
+__global__ void reduce_fill_kernel(void* out, std::int64_t outputs, std::int64_t count) {
+  const T value = Pol::finish(Pol::M::identity(), count);
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < outputs; i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    static_cast<T*>(out)[i] = value;
+}
+
+}  // namespace tileops::kernels::cuda::reduction

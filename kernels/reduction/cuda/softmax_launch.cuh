@@ -1,0 +1,107 @@
+// Launches the softmax kernel templates (softmax.cuh) for one op and dtype as a plan says;
+// softmax_fwd.cu and log_softmax_fwd.cu instantiate it, so that the two compile in parallel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cuda/check.hpp"
+#include "kernels/reduction/cuda/softmax.cuh"
+#include "kernels/reduction/cuda/softmax_launch.hpp"
+#include "tileops/core/error.hpp"
+
+namespace tileops::kernels::cuda::reduction {
+
+template <bool kLog, class T, int kN>
+void launch_softmax_rows(const SoftmaxLaunch& l, const SoftmaxParams& p, cudaStream_t stream) {
+  // The same elements per lane whatever the access width (Note [Softmax kernels]).
+  constexpr int kAccesses = kSoftmaxVectorsPerLane * Vec<T>::kSize / kN;
+  const dim3 grid(static_cast<unsigned>(l.blocks));
+  const dim3 block(static_cast<unsigned>(l.threads));
+  switch (l.lanes) {
+    case 8:
+      softmax_rows_kernel<kLog, T, kN, 8, kAccesses><<<grid, block, 0, stream>>>(p);
+      break;
+    case 32:
+      softmax_rows_kernel<kLog, T, kN, 32, kAccesses><<<grid, block, 0, stream>>>(p);
+      break;
+    default:
+      // A block per row reads 16-byte vectors: rows read one element at a time would spill
+      // registers, and the plan sends those longer than a warp holds to the online path.
+      if constexpr (Pack<T, kN>::kVector) {
+        softmax_rows_kernel<kLog, T, kN, 0, kAccesses><<<grid, block, 0, stream>>>(p);
+      } else {
+        throw CheckError("softmax (cuda): no block-per-row kernel reads one element at a time");
+      }
+      break;
+  }
+  TILEOPS_CUDA_CHECK_LAUNCH();
+}
+
+template <bool kLog, class T, int kN>
+void launch_softmax_online(const SoftmaxLaunch& l, const SoftmaxParams& p, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(l.blocks));
+  const dim3 block(static_cast<unsigned>(l.threads));
+  softmax_online_kernel<kLog, T, kN><<<grid, block, 0, stream>>>(p);
+  TILEOPS_CUDA_CHECK_LAUNCH();
+  if (l.chunks > 1) {
+    softmax_split_write_kernel<kLog, T, kN><<<grid, block, 0, stream>>>(p);
+    TILEOPS_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <bool kLog, class T>
+void launch_softmax_typed(const SoftmaxLaunch& l, const SoftmaxShape& s, const void* x, void* out,
+                          void* scratch, cudaStream_t stream) {
+  SoftmaxParams p;
+  p.x = x;
+  p.out = out;
+  p.rows = s.rows;
+  p.length = s.length;
+  p.inner = s.inner;
+  p.chunks = l.chunks;
+  p.chunk_accesses = l.chunk_accesses;
+  p.partials = static_cast<MaxExpSum*>(scratch);
+  constexpr int kVector = Vec<T>::kSize;
+  switch (l.kernel) {
+    case SoftmaxKernel::kNone:
+      return;
+    case SoftmaxKernel::kRegisters:
+      return l.vector ? launch_softmax_rows<kLog, T, kVector>(l, p, stream)
+                      : launch_softmax_rows<kLog, T, 1>(l, p, stream);
+    case SoftmaxKernel::kOnline:
+      return l.vector ? launch_softmax_online<kLog, T, kVector>(l, p, stream)
+                      : launch_softmax_online<kLog, T, 1>(l, p, stream);
+    case SoftmaxKernel::kStrided: {
+      const dim3 grid(static_cast<unsigned>(l.blocks));
+      const dim3 block(kStridedColumns, kStridedSteps);
+      softmax_strided_kernel<kLog, T><<<grid, block, 0, stream>>>(p);
+      TILEOPS_CUDA_CHECK_LAUNCH();
+      if (l.chunks > 1) {
+        softmax_strided_write_kernel<kLog, T><<<grid, block, 0, stream>>>(p);
+        TILEOPS_CUDA_CHECK_LAUNCH();
+      }
+      return;
+    }
+  }
+}
+
+template <bool kLog>
+void launch_softmax_op(const SoftmaxLaunch& l, DType dtype, const SoftmaxShape& s, const void* x,
+                       void* out, void* scratch, void* stream) {
+  const auto native = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case DType::kFloat16:
+      return launch_softmax_typed<kLog, __half>(l, s, x, out, scratch, native);
+    case DType::kBFloat16:
+      return launch_softmax_typed<kLog, __nv_bfloat16>(l, s, x, out, scratch, native);
+    case DType::kFloat32:
+      return launch_softmax_typed<kLog, float>(l, s, x, out, scratch, native);
+    default:
+      throw CheckError(std::string(kLog ? "log_softmax" : "softmax") +
+                       " (cuda): unsupported dtype " + std::string(dtype_name(dtype)));
+  }
+}
+
+}  // namespace tileops::kernels::cuda::reduction

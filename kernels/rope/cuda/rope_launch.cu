@@ -1,0 +1,110 @@
+// Instantiates the rope kernels (rope.cuh), plans each call's block shape and launches them.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "cuda/check.hpp"
+#include "kernels/rope/cuda/rope.cuh"
+#include "kernels/rope/cuda/rope_launch.hpp"
+#include "tileops/core/error.hpp"
+
+namespace tileops::kernels::cuda {
+namespace {
+
+// Threads of one block are chunks (x) by heads (y) by tokens (z) (Note [RoPE kernels]).
+constexpr int kMaxChunkThreads = 64;
+constexpr int kMaxThreads = kRopeMaxThreads;
+// A block with less work than this takes more tokens at once.
+constexpr int kFillThreads = 256;
+// gridDim.x's limit; more token groups than this are walked by the grid-stride loop.
+constexpr std::int64_t kMaxBlocks = 2147483647;
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+template <class Path, class T, class I>
+void launch(const RopeParams& p, cudaStream_t stream) {
+  const std::int64_t heads = p.q_heads + p.k_heads;
+  const int x = static_cast<int>(std::min<std::int64_t>(p.chunks, kMaxChunkThreads));
+  const int y = static_cast<int>(
+      std::clamp<std::int64_t>(ceil_div(heads, Path::kHeadsInFlight), 1, kMaxThreads / x));
+  const int z = static_cast<int>(
+      std::clamp<std::int64_t>(kFillThreads / (x * y), 1, std::min<std::int64_t>(p.tokens, 64)));
+  const std::int64_t blocks = std::min(ceil_div(p.tokens, z), kMaxBlocks);
+  rope_kernel<Path, T, I><<<dim3(static_cast<unsigned>(blocks)), dim3(x, y, z), 0, stream>>>(p);
+  TILEOPS_CUDA_CHECK_LAUNCH();
+}
+
+template <class T, class I>
+void launch(RopePath path, bool is_neox, const RopeParams& p, cudaStream_t stream) {
+  switch (path) {
+    case RopePath::kNeoxVector:
+      return launch<NeoxVector<T>, T, I>(p, stream);
+    case RopePath::kInterleavedVector:
+      return launch<InterleavedVector<T>, T, I>(p, stream);
+    case RopePath::kGeneral:
+      if (is_neox) return launch<GeneralPair<T, true>, T, I>(p, stream);
+      return launch<GeneralPair<T, false>, T, I>(p, stream);
+  }
+}
+
+template <class T>
+void launch(RopePath path, DType index_dtype, bool is_neox, const RopeParams& p,
+            cudaStream_t stream) {
+  switch (index_dtype) {
+    case DType::kInt32:
+      return launch<T, std::int32_t>(path, is_neox, p, stream);
+    case DType::kInt64:
+      return launch<T, std::int64_t>(path, is_neox, p, stream);
+    default:
+      throw CheckError("rope (cuda): positions dtype " + std::string(dtype_name(index_dtype)) +
+                       " is not int32 or int64");
+  }
+}
+
+// Chunks per head of each path (Note [RoPE kernels]).
+std::int64_t chunks_of(RopePath path, DType dtype, std::int64_t rotary_dim) {
+  switch (path) {
+    case RopePath::kNeoxVector:
+      return rotary_dim / 2 / rope_vector_elements(dtype);
+    case RopePath::kInterleavedVector:
+      return rotary_dim / rope_vector_elements(dtype);
+    case RopePath::kGeneral:
+      return rotary_dim / 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void launch_rope(RopePath path, DType dtype, DType index_dtype, bool is_neox, const RopeTensors& t,
+                 tileops::cuda::KernelCheckRecord* check, void* stream) {
+  if (t.tokens == 0 || t.rotary_dim == 0 || t.q_heads + t.k_heads == 0) return;
+  RopeParams p;
+  p.positions = t.positions;
+  p.query = t.query;
+  p.key = t.key;
+  p.cache = t.cache;
+  p.tokens = t.tokens;
+  p.q_heads = t.q_heads;
+  p.k_heads = t.k_heads;
+  p.head_size = t.head_size;
+  p.half = t.rotary_dim / 2;
+  p.cache_rows = t.cache_rows;
+  p.chunks = static_cast<int>(chunks_of(path, dtype, t.rotary_dim));
+  p.check = check;
+  auto s = static_cast<cudaStream_t>(stream);
+  switch (dtype) {
+    case DType::kFloat16:
+      return launch<__half>(path, index_dtype, is_neox, p, s);
+    case DType::kBFloat16:
+      return launch<__nv_bfloat16>(path, index_dtype, is_neox, p, s);
+    case DType::kFloat32:
+      return launch<float>(path, index_dtype, is_neox, p, s);
+    default:
+      throw CheckError("rope (cuda): dtype " + std::string(dtype_name(dtype)) +
+                       " is not float16, bfloat16 or float32");
+  }
+}
+
+}  // namespace tileops::kernels::cuda
