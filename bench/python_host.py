@@ -53,7 +53,7 @@ def main():
     op(x, w)
     branch = op._op.effect_branch([True, True], False)["operator_name"].split("::", 1)[1]
     operator = getattr(torch.ops.tileops, branch).default
-    stream = torch.cuda.current_stream().cuda_stream
+    stream = torch.cuda.current_stream().cuda_stream or 1  # DLPack numbers the legacy stream 1
     raw = op._op
 
     def conversions():

@@ -47,8 +47,9 @@ def _torch_stream(array):
     if not array.is_cuda:
         return None
     torch = importlib.import_module("torch")
-    # The raw handle without building a torch.cuda.Stream object (0: the legacy default stream).
-    return torch._C._cuda_getCurrentRawStream(array.device.index)
+    # The raw handle without building a torch.cuda.Stream object. torch names the legacy default
+    # stream 0, which DLPack forbids for CUDA: its DLPack number is 1.
+    return torch._C._cuda_getCurrentRawStream(array.device.index) or 1
 
 
 def _cupy_stream(array):

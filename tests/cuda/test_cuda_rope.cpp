@@ -393,6 +393,10 @@ TEST(CudaRope, TheCheckingModeRaisesTheCpuKernelsErrorForTheFirstBadPosition) {
                       random_gpu({4, 6}, DType::kFloat32, next_seed()));
             }),
             "RopeFwdOp: positions[1] = 9 is outside the rows of cos_sin_cache, [0, 4)");
+  // A failed call keeps no record: a good call of the same geometry names the path that served.
+  general(positions_gpu({3, 1}, DType::kInt32), random_gpu({2, 1, 7}, DType::kFloat32, next_seed()),
+          random_gpu({2, 1, 7}, DType::kFloat32, next_seed()),
+          random_gpu({4, 6}, DType::kFloat32, next_seed()));
   EXPECT_EQ(only_key(general, "rope"), "rope_general_sm90");
 }
 

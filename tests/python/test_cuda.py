@@ -92,7 +92,7 @@ def test_an_output_read_on_another_stream_waits_for_the_op():
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         torch.cuda._sleep(50_000_000)
-        result = op._op.call([x, w], None, torch.cuda.current_stream().cuda_stream)[0]
+        result = op._op.call([x, w], None, torch.cuda.current_stream().cuda_stream or 1)[0]
     # Imported on the default stream: from_dlpack orders it after the side stream's work.
     y = torch.from_dlpack(result).clone()
     torch.cuda.synchronize()
