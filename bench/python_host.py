@@ -22,6 +22,7 @@ import torch
 import torch.nn.functional as F
 
 import tileops
+from tileops._arrays import stream_for
 
 
 def per_call(fn, calls):
@@ -70,11 +71,21 @@ def main():
         "tileops raw _C call (out=, stream given)": lambda: raw.call([x, w], out, stream),
         "DLPack: two imports and one export + call with out=": conversions,
         "torch.compile reduce-overhead (graph replay)": lambda: compiled(x, w),
+        # The parts, to find where a call's time goes.
+        "part: x.__dlpack__(max_version, stream)": lambda: x.__dlpack__(max_version=(1, 1),
+                                                                        stream=stream),
+        "part: _C call with out=, no stream": lambda: raw.call([x, w], out, None),
+        "part: tileops._arrays.stream_for": lambda: stream_for([x, w, None]),
     }
     results = {}
     for name, fn in rows.items():
         results[name] = per_call(fn, args.calls)
         print(f"{name}: {results[name] * 1e6:.2f} us per call", flush=True)
+    # The same direct call with the library's own stream-ordered allocator instead of torch's.
+    tileops._C.set_cuda_allocator(None, None)
+    name = "part: op(x, w) with the built-in cudaMallocAsync allocator"
+    results[name] = per_call(lambda: op(x, w), args.calls)
+    print(f"{name}: {results[name] * 1e6:.2f} us per call", flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,

@@ -279,6 +279,8 @@ def main():
     parser.add_argument("bench_json", help="the output of `tileops bench --json`")
     parser.add_argument("--ops", nargs="*", help="only these ops (default: every op known here)")
     parser.add_argument("--no-compile", action="store_true", help="eager only")
+    parser.add_argument("--compile-ops", nargs="*",
+                        help="torch.compile only these ops (default: every op); eager for all")
     parser.add_argument("--budget-s", type=float, default=420.0,
                         help="stop starting new cases after this many seconds (default 420)")
     parser.add_argument("--markdown", help="also write the tables to this file")
@@ -312,7 +314,7 @@ def main():
             inputs = [None if s is None else random_input(s, generator) for s in row.get("inputs") or []]
             sets = Sets(inputs, written)
             result["eager_time_s"] = time_calls(fn, sets)
-            if not args.no_compile:
+            if not args.no_compile and (args.compile_ops is None or op in args.compile_ops):
                 # Each case compiles from a clean slate: the cases share their Python functions,
                 # whose recompiles for new shapes would otherwise hit dynamo's recompile limit
                 # (FailOnRecompileLimitHit under fullgraph=True).
