@@ -71,6 +71,22 @@ void BM_CudaHost_RMSNorm_CacheHit(benchmark::State& st) {
 }
 BENCHMARK(BM_CudaHost_RMSNorm_CacheHit)->UseManualTime()->Iterations(kIterations);
 
+// The same call on CUDA's legacy default stream (cudaStreamLegacy, the handle 0x1), where a torch
+// caller on its default stream runs (Note [Python streams] in python/src/streams.cpp).
+void BM_CudaHost_RMSNorm_LegacyStream(benchmark::State& st) {
+  if (skip_without_gpu(st)) return;
+  const StreamGuard guard(Stream(Device::cuda(0), static_cast<void*>(cudaStreamLegacy)));
+  RMSNormFwdOp op(Shape{kWidth});
+  Tensor x = gpu_tensor(Shape{1, kWidth});
+  Tensor w = gpu_tensor(Shape{kWidth});
+  CallOptions options{gpu_tensor(Shape{1, kWidth})};
+  op(x, w, options);
+  time_batches(st, cudaStreamLegacy, [&] {
+    for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(op(x, w, options));
+  });
+}
+BENCHMARK(BM_CudaHost_RMSNorm_LegacyStream)->UseManualTime()->Iterations(kIterations);
+
 void BM_CudaHost_RMSNorm_BareLaunch(benchmark::State& st) {
   if (skip_without_gpu(st)) return;
   namespace k = kernels::cuda;

@@ -19,6 +19,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "streams.hpp"
 #include "tileops/core/dlpack.hpp"
@@ -78,6 +79,28 @@ Tensor take_capsule(PyObject* capsule, const char* name, const char* used_name) 
   return tensor;
 }
 
+// torch.Tensor and torch._C._to_dlpack, once tileops._torch registered them (Note [Python
+// streams] in streams.cpp: a torch tensor's __dlpack__ spends microseconds of Python on a stream
+// handshake that a call on torch's current stream never needs).
+struct TorchExport {
+  PyTypeObject* tensor_type = nullptr;
+  nb::object to_dlpack;
+};
+
+TorchExport& torch_export() {
+  static auto* e = new TorchExport;  // Never destroyed: Python objects outlive static teardown.
+  return *e;
+}
+
+// The capsule of a torch tensor through torch's C function, or an empty object when `array` is no
+// torch tensor or requires grad (whose __dlpack__ raises torch's own error, kept).
+nb::object torch_capsule(nb::handle array) {
+  const TorchExport& e = torch_export();
+  if (e.tensor_type == nullptr || !PyObject_TypeCheck(array.ptr(), e.tensor_type)) return {};
+  if (nb::cast<bool>(array.attr("requires_grad"))) return {};
+  return e.to_dlpack(array);
+}
+
 // Whether `array` says (__dlpack_device__) that it lives on a CUDA device.
 bool on_cuda(nb::handle array) {
   if (!nb::hasattr(array, "__dlpack_device__")) return false;
@@ -92,6 +115,8 @@ nb::object capsule_of(nb::handle array, const char* what, std::optional<std::int
                                      "that implement the DLPack protocol (torch, NumPy, CuPy, JAX)",
                                      what, nb::inst_name(array).c_str())
                              .c_str());
+  // The caller's stream is torch's current one, where torch orders its own work: no handshake.
+  if (nb::object capsule = torch_capsule(array); capsule.is_valid()) return capsule;
   if (stream && on_cuda(array))
     return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1),
                                     nb::arg("stream") = *stream);
@@ -156,6 +181,17 @@ Tensor import_array(nb::handle array, const char* what, std::optional<std::intpt
 }
 
 void bind_arrays(nb::module_& m) {
+  m.def(
+      "_set_torch_export",
+      [](nb::handle tensor_type, nb::object to_dlpack) {
+        if (!PyType_Check(tensor_type.ptr()))
+          throw nb::type_error("_set_torch_export: tensor_type is not a type");
+        TorchExport& e = torch_export();
+        Py_INCREF(tensor_type.ptr());  // Kept for the life of the process, as the function is.
+        e.tensor_type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
+        e.to_dlpack = std::move(to_dlpack);
+      },
+      "torch.Tensor and torch._C._to_dlpack: torch tensors are imported through them.");
   nb::class_<DLPackTensor>(m, "DLPackTensor",
                            "A tileops tensor on its way out: pass it to your framework's "
                            "from_dlpack (torch.from_dlpack, numpy.from_dlpack, ...).")

@@ -11,9 +11,19 @@ python/src/streams.cpp): stream_for reads it, as a DLPack stream number.
 import importlib
 
 
+def _torch_from_dlpack():
+    torch = importlib.import_module("torch")
+    from_capsule = getattr(torch._C, "_from_dlpack", None)
+    if from_capsule is None:
+        return torch.from_dlpack
+    # The output was written on torch's current stream (stream_for), which is where torch reads
+    # it: no ordering to ask for (-1), and torch.from_dlpack's Python handshake skipped.
+    return lambda tensor: from_capsule(tensor.__dlpack__(stream=-1))
+
+
 def _from_dlpack_of(module_name):
     if module_name == "torch":
-        return importlib.import_module("torch").from_dlpack
+        return _torch_from_dlpack()
     if module_name == "numpy":
         return importlib.import_module("numpy").from_dlpack
     if module_name == "cupy":

@@ -18,7 +18,7 @@ import weakref
 import torch
 
 from . import _C
-from ._arrays import stream_for
+from ._arrays import _torch_from_dlpack, stream_for
 
 # The library's CUDA memory comes from torch's caching allocator once torch is in the process
 # (Note [Python streams] in python/src/streams.cpp): outputs and temporaries are torch's blocks,
@@ -44,6 +44,10 @@ def _install_torch_allocator():
 
 if _C.built_with_cuda and torch.cuda.is_available():
     _install_torch_allocator()
+# torch tensors cross through torch's C functions (Note [Python streams]).
+if hasattr(torch._C, "_to_dlpack"):
+    _C._set_torch_export(torch.Tensor, torch._C._to_dlpack)
+_from_dlpack = _torch_from_dlpack()
 
 _instances = weakref.WeakValueDictionary()  # instance key -> op object
 _registered = {}  # op class name -> {(present, has_out): (operator, branch)}
@@ -108,7 +112,7 @@ def _define(entry, op, branch):
     def real(key, *tensors):
         inputs, out = split(tensors)
         results = _instance(key)._op.call(inputs, out, stream_for(list(tensors)))
-        return _returns([torch.from_dlpack(results[i]) for i in returned])
+        return _returns([_from_dlpack(results[i]) for i in returned])
 
     def fake(key, *tensors):
         inputs, out = split(tensors)
