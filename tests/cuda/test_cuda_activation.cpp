@@ -1,14 +1,16 @@
 // The activation family (SiluFwdOp, GeluFwdOp in both forms, SiluAndMulFwdOp, GeluAndMulFwdOp) on
 // the GPU against the float64 references: every dtype, odd sizes and gated widths N that reach
-// each path, one row, empty tensors, 3-D and 4-D inputs, non-contiguous and misaligned views,
-// outputs poisoned before each run; every implementation forced on shapes it claims and refusing
-// one it does not; a graph replay; and sizes past 32-bit indexing.
+// each path, every finite 16-bit input, one row, empty tensors, 3-D and 4-D inputs, non-contiguous
+// and misaligned views, outputs poisoned before each run; every implementation forced on shapes it
+// claims and refusing one it does not; a graph replay; and sizes past 32-bit indexing.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "cuda_testing.hpp"
 #include "tileops/ops/activation.hpp"
@@ -121,6 +123,43 @@ TEST(CudaActivation, MisalignedViewsTakeTheGeneralPath) {
                     CallOptions{view_at_offset(random_host(out, dtype, next_seed()), offset)});
       EXPECT_EQ(only_key(*op, a.prefix), key(a, "general"));
     }
+}
+
+// Every finite float16 and bfloat16 value through each op, on both paths: the 16-bit kernels
+// compute GELU with the hardware exp2 and reciprocal (Note [Activation kernels]), whose error is
+// checked here over the whole input range, tails and saturation included, not only at random
+// points. Gated ops read the values as the gate, with an up half of ones.
+TEST(CudaActivation, EveryFinite16BitInput) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16}) {
+    std::vector<std::uint16_t> finite;
+    for (std::uint32_t bits = 0; bits < 0x10000u; ++bits) {
+      const std::uint16_t b = static_cast<std::uint16_t>(bits);
+      // All-ones exponent: infinities and NaNs.
+      const bool special =
+          dtype == DType::kFloat16 ? (b & 0x7C00u) == 0x7C00u : (b & 0x7F80u) == 0x7F80u;
+      if (!special) finite.push_back(b);
+    }
+    const std::int64_t n = 256;
+    const std::int64_t rows = (static_cast<std::int64_t>(finite.size()) + n - 1) / n;
+    for (const Activation& a : kActivations) {
+      const Shape out{rows, n};
+      Tensor x = Tensor::empty(input_shape(a, out), dtype);
+      auto* data = static_cast<std::uint16_t*>(x.data_ptr());
+      const std::uint16_t one = dtype == DType::kFloat16 ? 0x3C00u : 0x3F80u;
+      const std::int64_t width = a.gated ? 2 * n : n;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < width; ++c) {
+          const auto k = static_cast<std::size_t>(r * n + (c % n));
+          data[r * width + c] = c >= n ? one : k < finite.size() ? finite[k] : std::uint16_t{0};
+        }
+      for (const char* path : {"vector", "general"}) {
+        SCOPED_TRACE(fmt::format("{} {} {} {}", a.prefix, a.form, dtype_name(dtype), path));
+        EnvGuard force("TILEOPS_FORCE", key(a, path));
+        EXPECT_EQ(check(a, x.to(gpu(), dtype), out), key(a, path));
+      }
+    }
+  }
 }
 
 // Each implementation forced on shapes it claims, checked; a call it refuses fails with its

@@ -14,9 +14,11 @@
 // ones split into chunks), so the row index is found once per tile and the halves need no index
 // arithmetic per element. The vector form reads 16-byte vectors from both halves and needs N's
 // bytes to be a multiple of 16 (the call's row_alignment); the general form reads elements (odd
-// N, misaligned pointers). Offsets are 64-bit. GELU uses the accurate erff / tanhf, SiLU the
-// hardware exp2 and reciprocal: at full bandwidth an SM has ~30 instructions per bfloat16 element
-// to spare, and the accurate expf and IEEE division would take a third of them.
+// N, misaligned pointers). Offsets are 64-bit. SiLU uses the hardware exp2 and reciprocal; GELU
+// the accurate erff / tanhf on float32, and on 16-bit types forms with the hardware exp2 and
+// reciprocal too (gelu_erf_fast, activate's tanh branch): at full bandwidth an SM has ~31
+// instructions per bfloat16 element (4 elements per clock, 128 lanes issued per clock), and erff
+// alone took ~30 of them (SASS, CUDA 13), tanhf ~20; the fast forms take ~13 (erf) and ~6 (tanh).
 #pragma once
 
 #include <cstdint>
@@ -30,11 +32,14 @@ namespace tileops::kernels::cuda {
 
 inline constexpr int kActivationThreads = 256;
 inline constexpr int kActivationUnroll = 4;
-// Resident blocks per SM the registers are capped for: 1024 threads of the elementwise kernels,
-// 768 of the gated ones (which keep more offsets live), each with up to 128 bytes of loads in
-// flight, and no spills (ptxas -v, CUDA 13).
+// Resident blocks per SM the registers are capped for: 1024 threads (64 registers) of the
+// elementwise and gated kernels, each with up to 128 bytes of loads in flight (the gated ones: 128
+// KB per SM, as the same-shape binary kernel), and no spills (ptxas -v, CUDA 13). The 16-bit
+// gated GELU (erf form) spills 8 bytes at 64 registers and keeps 768 threads (80 registers).
 inline constexpr int kActivationMinBlocks = 4;
-inline constexpr int kGatedMinBlocks = 3;
+template <ActivationKind kKind, class T>
+inline constexpr int kGatedMinBlocks =
+    kKind == ActivationKind::kGeluErf && !std::is_same_v<T, float> ? 3 : 4;
 
 struct ActivationParams {
   const void* x = nullptr;
@@ -48,20 +53,81 @@ struct ActivationParams {
   std::int64_t tiles = 0;
 };
 
-template <ActivationKind kKind>
+// The hardware exp2 and reciprocal (MUFU, about 2 ulp and 1 ulp; subnormal results flush to 0),
+// without the range checks of __fdividef and exp2f.
+__device__ __forceinline__ float exp2_approx(float a) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+  return r;
+}
+__device__ __forceinline__ float rcp_approx(float a) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(a));
+  return r;
+}
+
+// GELU's erf form for 16-bit results: x Phi(x) with Phi from erfc, so that the tail x < 0, where
+// Phi(x) = erfc(z)/2 (z = |x|/sqrt 2) is small, keeps its relative accuracy. erfc(z) =
+// 2 t 2^(-z^2 log2 e + P(t)) with t = 1/(1 + z/2) and P a degree-5 polynomial fitted (weighted
+// least squares towards minimax, t in [0.15, 1], z <= 11.3; beyond, the exp2 underflows) to
+// log2(erfcx(z) / 2t): relative error of erfc below 8e-6, and of the float32 result below 1.1e-5
+// over every finite bfloat16 and float16 input with the MUFU errors at their worst, against half
+// an ulp of at least 2^-12 of the value. Two MUFU operations and 13 FMA-pipe ones per element,
+// where erff evaluates both of its polynomials and selects (about 30 instructions per element, the
+// kernel's whole issue budget at full bandwidth). Results below 1e-5 in magnitude (x < -4.5) are
+// under the tests' absolute tolerance, where float32 rounding of -z^2 dominates.
+__device__ __forceinline__ float gelu_erf_fast(float x) {
+  constexpr float kHalfOverSqrt2 = 0.35355339059327376220f;
+  constexpr float kMinusHalfLog2e = -0.72134752044448170368f;
+  const float t = rcp_approx(fmaf(fabsf(x), kHalfOverSqrt2, 1.0f));
+  float p = 3.302570581e-01f;
+  p = fmaf(p, t, -1.023724198e+00f);
+  p = fmaf(p, t, 6.852471232e-01f);
+  p = fmaf(p, t, 3.666861057e-01f);
+  p = fmaf(p, t, 1.468788624e+00f);
+  p = fmaf(p, t, -2.827243805e+00f);
+  // erfc(z) / 2 = t 2^(-x^2 log2(e) / 2 + P(t)).
+  const float half_erfc = t * exp2_approx(fmaf(x * kMinusHalfLog2e, x, p));
+  return x * (x >= 0.0f ? 1.0f - half_erfc : half_erfc);
+}
+
+// kFast16: the result is rounded to a 16-bit type, whose half ulp (2^-9 or 2^-11 of the value)
+// leaves room for hardware exp2 and reciprocal; float32 results keep the accurate erff / tanhf.
+template <ActivationKind kKind, bool kFast16 = false>
 __device__ __forceinline__ float activate(float g) {
   if constexpr (kKind == ActivationKind::kSilu) {
     // The hardware exp2 and reciprocal (a few ulp; the tests' float32 tolerance is 1e-5 of the
     // value): g / inf is 0 here, as the quotient tends to for g below -88.
     return __fdividef(g, 1.0f + __expf(-g));
   } else if constexpr (kKind == ActivationKind::kGeluErf) {
-    constexpr float kInvSqrt2 = 0.70710678118654752440f;
-    return 0.5f * g * (1.0f + erff(g * kInvSqrt2));
+    if constexpr (kFast16) {
+      return gelu_erf_fast(g);
+    } else {
+      constexpr float kInvSqrt2 = 0.70710678118654752440f;
+      return 0.5f * g * (1.0f + erff(g * kInvSqrt2));
+    }
   } else {
     constexpr float kSqrt2OverPi = 0.79788456080286535588f;
     constexpr float kCubic = 0.044715f;
-    return 0.5f * g * (1.0f + tanhf(kSqrt2OverPi * (g + kCubic * g * g * g)));
+    if constexpr (kFast16) {
+      // (1 + tanh u) / 2 = 1 / (1 + e^{-2u}) = 1 / (1 + 2^(g (k1 + k2 g^2))), k1 = -2 sqrt(2/pi)
+      // log2 e, k2 = 0.044715 k1: two MUFU operations and five FMA-pipe ones instead of tanhf's
+      // sequence (about 27 instructions per element). Relative error below 1e-5 (the exponent's
+      // float32 rounding at its largest, ~126, before 1 / (1 + 2^126) flushes to 0); g * 0 is
+      // -0 for large negative g, as the reference's 0.5 g (1 + tanh u).
+      constexpr float kK1 = -2.30220819814432f;
+      constexpr float kK2 = -0.102943239580024f;
+      return g * rcp_approx(1.0f + exp2_approx(g * fmaf(kK2, g * g, kK1)));
+    } else {
+      return 0.5f * g * (1.0f + tanhf(kSqrt2OverPi * (g + kCubic * g * g * g)));
+    }
   }
+}
+
+// The activation of an element of T.
+template <ActivationKind kKind, class T>
+__device__ __forceinline__ float activate_as(float g) {
+  return activate<kKind, !std::is_same_v<T, float>>(g);
 }
 
 template <ActivationKind kKind, class T>
@@ -84,12 +150,12 @@ __global__ void __launch_bounds__(kActivationThreads, kActivationMinBlocks)
     for (int u = 0; u < kActivationUnroll; ++u) {
       const std::int64_t i = base + u * stride;
       if (i < vectors)
-        store_packed_streaming(out + i * kN,
-                               map_packed<T>(v[u], [](float g) { return activate<kKind>(g); }));
+        store_packed_streaming(
+            out + i * kN, map_packed<T>(v[u], [](float g) { return activate_as<kKind, T>(g); }));
     }
   }
   for (std::int64_t i = vectors * kN + first; i < p.numel; i += stride)
-    out[i] = from_float<T>(activate<kKind>(to_float(x[i])));
+    out[i] = from_float<T>(activate_as<kKind, T>(to_float(x[i])));
 }
 
 template <ActivationKind kKind, class T>
@@ -100,12 +166,12 @@ __global__ void __launch_bounds__(kActivationThreads, kActivationMinBlocks)
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < p.numel; i += stride)
-    out[i] = from_float<T>(activate<kKind>(to_float(x[i])));
+    out[i] = from_float<T>(activate_as<kKind, T>(to_float(x[i])));
 }
 
 // kVector: packs are 16-byte vectors (N's bytes a multiple of 16); else elements.
 template <ActivationKind kKind, class T, bool kVector>
-__global__ void __launch_bounds__(kActivationThreads, kGatedMinBlocks)
+__global__ void __launch_bounds__(kActivationThreads, (kGatedMinBlocks<kKind, T>))
     gated_kernel(ActivationParams p) {
   constexpr int kPack = kVector ? Vec<T>::kSize : 1;
   using Pack = std::conditional_t<kVector, uint4, T>;
@@ -144,11 +210,12 @@ __global__ void __launch_bounds__(kActivationThreads, kGatedMinBlocks)
       const std::int64_t i = first + std::int64_t{u} * lanes;
       if (i < packs) {
         if constexpr (kVector)
-          store_packed_streaming(
-              out_row + i * kPack,
-              map_packed<T>(g[u], v[u], [](float a, float b) { return activate<kKind>(a) * b; }));
+          store_packed_streaming(out_row + i * kPack,
+                                 map_packed<T>(g[u], v[u], [](float a, float b) {
+                                   return activate_as<kKind, T>(a) * b;
+                                 }));
         else
-          out_row[i] = from_float<T>(activate<kKind>(to_float(g[u])) * to_float(v[u]));
+          out_row[i] = from_float<T>(activate_as<kKind, T>(to_float(g[u])) * to_float(v[u]));
       }
     }
   }
