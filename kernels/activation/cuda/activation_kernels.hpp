@@ -48,8 +48,7 @@ class ActivationCudaKernel : public CudaKernel<Impl, I> {
 
   explicit ActivationCudaKernel(const ActivationCall& call)
       : CudaKernel<Impl, I>(call),
-        launch_(plan_activation(kind(call), kGated, kVector, call.dtype,
-                                device_facts(*call.device).sm_count)) {}
+        launch_(plan_activation(kind(call), kGated, kVector, call.dtype)) {}
 
   void forward(const KernelContext& ctx, const Tensor& x, Tensor& out) override {
     launch_activation(launch_, x, out, tileops::cuda::native_stream(ctx.stream));

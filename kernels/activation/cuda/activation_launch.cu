@@ -29,8 +29,7 @@ void plan_rows(ActivationParams& p, std::int64_t pack) {
 
 }  // namespace
 
-ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, DType dtype,
-                                 int sm_count) {
+ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, DType dtype) {
   ActivationLaunch launch;
   launch.gated = gated;
   launch.vector = vector;
@@ -45,7 +44,6 @@ ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, D
   if (per_sm <= 0)
     throw CudaError("activation (cuda): a block of " + std::to_string(kActivationThreads) +
                     " threads does not fit on a multiprocessor");
-  launch.max_blocks = per_sm * std::max(sm_count, 1);
   return launch;
 }
 
@@ -63,11 +61,14 @@ void launch_activation(const ActivationLaunch& launch, const Tensor& x, Tensor& 
     p.rows = numel / p.n;
     plan_rows(p, launch.vector ? per_vector : 1);
     blocks = p.tiles;
+  } else if (launch.vector) {
+    blocks =
+        ceil_div(ceil_div(numel, per_vector), std::int64_t{kActivationThreads} * kActivationUnroll);
   } else {
-    // One pack per thread while the tensor is small; a device-filling grid beyond.
-    blocks = ceil_div(launch.vector ? ceil_div(numel, per_vector) : numel, kActivationThreads);
+    blocks = ceil_div(numel, kActivationThreads);
   }
-  blocks = std::clamp<std::int64_t>(blocks, 1, launch.max_blocks);
+  // One block per chunk (Note [Activation kernels]); the kernels loop past a grid's limit.
+  blocks = std::clamp<std::int64_t>(blocks, 1, std::int64_t{0x7fffffff});
   void* args[] = {&p};
   TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
                                       dim3(kActivationThreads), args, 0,

@@ -23,6 +23,7 @@ __device__ __forceinline__ uint4 load_packed_streaming(const void* p) {
 __device__ __forceinline__ void store_packed_streaming(void* p, uint4 v) {
   __stcs(static_cast<uint4*>(p), v);
 }
+__device__ __forceinline__ void store_packed(void* p, uint4 v) { *static_cast<uint4*>(p) = v; }
 
 // The two float values of a 32-bit word holding two 16-bit floats (low element first).
 template <class T>

@@ -3,18 +3,22 @@
 // plain pointers, sizes and the BinaryLayout; binary_add.cu and binary_mul.cu instantiate them.
 //
 // Note [Binary kernels]
-// Three kernels, each a grid-stride loop over a grid sized to the device:
+// Three kernels, each over a grid of one block per chunk of the work (a loop over chunks only
+// when the chunks outnumber a grid's 2^31 - 1 blocks). Measured on the H200
+// (bench/experiments/binary_variants.cu, bfloat16 [16384, 8192]): a persistent grid sized to the
+// device with a grid-stride loop reached 95% of the 4.25 TB/s copy ceiling on the same-shape add
+// and torch's one-block-per-chunk kernel 100.3%; the same add chunked reached 101.6% (1 vector
+// per thread; 101.0% with 4), and the [8192] bias 97.8% (94.5% with 4 vectors per thread, 92.7%
+// with streaming hints). So the kernels are chunked, kBinaryUnroll is 1, and loads and stores
+// carry no cache hint:
 //   vector   same shapes, contiguous, 16-byte aligned: the tensors as one run of 16-byte vectors,
-//            kBinaryUnroll independent vectors per thread per iteration (all loads issued before
-//            the first store, so that an SM keeps ~128 KB of loads in flight), streamed
-//            (ld.global.cs / st.global.cs): every byte is used once.
+//            a block per kBinaryThreads * kBinaryUnroll vectors.
 //   rows     the layout's rows (Note [Binary layout] in binary_layout.hpp) in 16-byte vectors:
 //            broadcasts and views whose rows are unit-stride and 16-byte aligned. A tile is
 //            kBinaryUnroll vectors per lane of a group of lanes that shares a row; a tile costs
 //            one division, and the row's input offsets one more per outer axis beyond the first
-//            (none for [M, N] + [N]), never any per element; an input
-//            broadcast along the row is one scalar per row, and an input that other rows reuse
-//            (a bias) is read through the read-only cache instead of streamed.
+//            (none for [M, N] + [N]), never any per element; an input broadcast along the
+//            row is one scalar per row.
 //   general  the rows kernel one element at a time with any step: strided views, misaligned
 //            pointers, odd row lengths.
 // Offsets are 64-bit throughout.
@@ -32,10 +36,9 @@ namespace tileops::kernels::cuda {
 enum class BinaryKind { kAdd, kMul };
 
 inline constexpr int kBinaryThreads = 256;
-inline constexpr int kBinaryUnroll = 4;
+inline constexpr int kBinaryUnroll = 1;  // Note [Binary kernels]
 // Resident blocks per SM the registers are capped for: 1024 threads of the vector kernel, 768 of
-// the rows kernels (which keep more offsets live), each with 128 bytes of loads in flight, and no
-// spills (ptxas -v, CUDA 13).
+// the rows kernels (which keep more offsets live), and no spills (ptxas -v, CUDA 13).
 inline constexpr int kBinaryMinBlocks = 4;
 inline constexpr int kBinaryRowsMinBlocks = 3;
 
@@ -53,8 +56,6 @@ struct BinaryParams {
   int lane_shift = 0;
   std::int64_t chunks_per_row = 1;
   std::int64_t tiles = 0;
-  bool a_reused = false;  // other rows read the same elements: keep them in cache
-  bool b_reused = false;
 };
 
 template <BinaryKind kKind, class T>
@@ -109,26 +110,28 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
   const T* b = static_cast<const T*>(p.b);
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
-  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (std::int64_t base = first; base < vectors; base += kBinaryUnroll * stride) {
+  constexpr std::int64_t kChunk = std::int64_t{kBinaryThreads} * kBinaryUnroll;
+  for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
+    const std::int64_t base = chunk * kChunk + threadIdx.x;
     uint4 x[kBinaryUnroll], y[kBinaryUnroll];
 #pragma unroll
     for (int u = 0; u < kBinaryUnroll; ++u) {
-      const std::int64_t i = base + u * stride;
+      const std::int64_t i = base + u * kBinaryThreads;
       if (i < vectors) {
-        x[u] = load_packed_streaming(a + i * kN);
-        y[u] = load_packed_streaming(b + i * kN);
+        x[u] = load_packed(a + i * kN);
+        y[u] = load_packed(b + i * kN);
       }
     }
 #pragma unroll
     for (int u = 0; u < kBinaryUnroll; ++u) {
-      const std::int64_t i = base + u * stride;
-      if (i < vectors) store_packed_streaming(out + i * kN, apply_packed<kKind, T>(x[u], y[u], p));
+      const std::int64_t i = base + u * kBinaryThreads;
+      if (i < vectors) store_packed(out + i * kN, apply_packed<kKind, T>(x[u], y[u], p));
     }
   }
-  for (std::int64_t i = vectors * kN + first; i < p.numel; i += stride)
-    out[i] = apply<kKind>(a[i], b[i], p);
+  // The elements past the last whole vector (fewer than one vector's worth): the first block's.
+  if (blockIdx.x == 0)
+    for (std::int64_t i = vectors * kN + threadIdx.x; i < p.numel; i += blockDim.x)
+      out[i] = apply<kKind>(a[i], b[i], p);
 }
 
 // The element offsets of row `row`'s first element in a and b.
@@ -149,11 +152,9 @@ __device__ __forceinline__ void row_offsets(const BinaryLayout& l, std::int64_t 
 
 // A row's vector `i` of an input with step 0 (one element, splatted) or 1.
 template <class T>
-__device__ __forceinline__ uint4 load_row_packed(const T* row, std::int64_t step, bool reused,
-                                                 std::int64_t i) {
+__device__ __forceinline__ uint4 load_row_packed(const T* row, std::int64_t step, std::int64_t i) {
   if (step == 0) return splat_packed(__ldg(row));
-  const T* p = row + i * Vec<T>::kSize;
-  return reused ? load_packed(p) : load_packed_streaming(p);
+  return load_packed(row + i * Vec<T>::kSize);
 }
 
 // kVector: the rows kernel (packs are 16-byte vectors, steps 0 or 1); else the general kernel
@@ -189,8 +190,8 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
       const std::int64_t i = first + std::int64_t{u} * lanes;
       if (i < packs) {
         if constexpr (kVector) {
-          x[u] = load_row_packed(a_row, l.a_step, p.a_reused, i);
-          y[u] = load_row_packed(b_row, l.b_step, p.b_reused, i);
+          x[u] = load_row_packed(a_row, l.a_step, i);
+          y[u] = load_row_packed(b_row, l.b_step, i);
         } else {
           x[u] = a_row[i * l.a_step];
           y[u] = b_row[i * l.b_step];
@@ -202,7 +203,7 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
       const std::int64_t i = first + std::int64_t{u} * lanes;
       if (i < packs) {
         if constexpr (kVector)
-          store_packed_streaming(out_row + i * kPack, apply_packed<kKind, T>(x[u], y[u], p));
+          store_packed(out_row + i * kPack, apply_packed<kKind, T>(x[u], y[u], p));
         else
           out_row[i] = apply<kKind>(x[u], y[u], p);
       }

@@ -13,6 +13,9 @@
 namespace tileops::kernels::cuda {
 namespace {
 
+// The most blocks a grid's x dimension takes.
+constexpr std::int64_t kMaxGridBlocks = 0x7fffffff;
+
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 // The rows and general kernels' tiling: enough lanes per row for kBinaryUnroll packs each, a power
@@ -31,7 +34,7 @@ void plan_tiles(BinaryParams& p, std::int64_t pack) {
 
 }  // namespace
 
-BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype, int sm_count) {
+BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype) {
   BinaryLaunch launch;
   launch.path = path;
   launch.kernel = op == BinaryOp::kAdd ? add_kernel(path, dtype) : mul_kernel(path, dtype);
@@ -44,7 +47,6 @@ BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype, int sm_count
   if (per_sm <= 0)
     throw CudaError("binary (cuda): a block of " + std::to_string(kBinaryThreads) +
                     " threads does not fit on a multiprocessor");
-  launch.max_blocks = per_sm * std::max(sm_count, 1);
   return launch;
 }
 
@@ -61,9 +63,8 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
   p.alpha_int = alpha_int;
   std::int64_t blocks = 0;
   if (launch.path == BinaryPath::kVector) {
-    // One vector per thread while the tensors are small; a device-filling grid beyond.
     const auto per_vector = 16 / static_cast<std::int64_t>(out.itemsize());
-    blocks = ceil_div(ceil_div(numel, per_vector), kBinaryThreads);
+    blocks = ceil_div(ceil_div(numel, per_vector), std::int64_t{kBinaryThreads} * kBinaryUnroll);
   } else {
     // A rank-0 result is one element of rank 1.
     const Shape shape = out.dim() == 0 ? Shape{1} : out.shape();
@@ -72,11 +73,10 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
                                 " axes remain after merging");
     plan_tiles(p, launch.path == BinaryPath::kRows ? 16 / static_cast<std::int64_t>(out.itemsize())
                                                    : std::int64_t{1});
-    p.a_reused = a.numel() < numel;
-    p.b_reused = b.numel() < numel;
     blocks = p.tiles;
   }
-  blocks = std::clamp<std::int64_t>(blocks, 1, launch.max_blocks);
+  // One block per chunk (Note [Binary kernels]); the kernels loop past a grid's limit.
+  blocks = std::clamp<std::int64_t>(blocks, 1, kMaxGridBlocks);
   void* args[] = {&p};
   TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
                                       dim3(kBinaryThreads), args, 0,

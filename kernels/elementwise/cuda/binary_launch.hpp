@@ -18,10 +18,10 @@ enum class BinaryPath { kVector, kRows, kGeneral };
 struct BinaryLaunch {
   const void* kernel = nullptr;  // the instantiation for (op, path, dtype)
   BinaryPath path = BinaryPath::kGeneral;
-  int max_blocks = 0;  // blocks resident on the whole device at once
 };
-// Plans `path` of `op` for `dtype` on the current device, which has `sm_count` multiprocessors.
-BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype, int sm_count);
+// Plans `path` of `op` for `dtype` on the current device (the grid is one block per chunk of the
+// call's work, Note [Binary kernels] in binary.cuh, whatever the device's size).
+BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype);
 
 // out = a + alpha * b (kAdd) or a * b (kMul), launched on `stream` (a cudaStream_t) of the current
 // device; a and b broadcast to out's shape and may be views of any strides, out is contiguous.

@@ -79,8 +79,7 @@ class BinaryCudaKernel : public CudaKernel<Impl, I> {
   }
 
   explicit BinaryCudaKernel(const BinaryCall& call)
-      : CudaKernel<Impl, I>(call),
-        launch_(plan_binary(kOp, kPath, call.dtype, device_facts(*call.device).sm_count)) {}
+      : CudaKernel<Impl, I>(call), launch_(plan_binary(kOp, kPath, call.dtype)) {}
 
  protected:
   void launch(const KernelContext& ctx, const Tensor& a, const Tensor& b, const Value* alpha,
