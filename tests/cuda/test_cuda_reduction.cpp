@@ -157,6 +157,41 @@ TEST(CudaSoftmax, NonContiguousAndMisalignedViews) {
   }
 }
 
+// Attention rows masked with -inf before the first kept key: the masked entries get 0 and the
+// rest the softmax of the kept ones, on every path (a running maximum that starts at -inf must not
+// meet exp(-inf - -inf)).
+TEST(CudaSoftmax, MaskedPrefixesOfMinusInfinity) {
+  TILEOPS_REQUIRE_CUDA();
+  struct Case {
+    const char* path;
+    Shape shape;
+    std::int64_t dim;
+  };
+  for (const Case& c : {Case{"registers", {4, 1000}, -1}, Case{"online", {3, 40000}, -1},
+                        Case{"online", {2, 128256}, -1}, Case{"strided", {2, 300, 40}, 1},
+                        Case{"general", {3, 4097}, -1}})
+    for (DType dtype : kFloatDTypes) {
+      const std::string key = fmt::format("softmax_{}_sm90", c.path);
+      SCOPED_TRACE(fmt::format("{} {} {}", key, dtype_name(dtype), c.shape.str()));
+      EnvGuard force("TILEOPS_FORCE", key);
+      Tensor host = random_host(c.shape, dtype, next_seed(), 3.0);
+      // The first 60% of every row along `dim` is masked.
+      const std::int64_t axis = c.dim < 0 ? static_cast<std::int64_t>(c.shape.size()) - 1 : c.dim;
+      const std::int64_t length = c.shape[static_cast<std::size_t>(axis)];
+      std::int64_t inner = 1;
+      for (std::size_t k = static_cast<std::size_t>(axis) + 1; k < c.shape.size(); ++k)
+        inner *= c.shape[k];
+      auto* bytes = static_cast<unsigned char*>(host.data_ptr());
+      for (std::int64_t i = 0; i < host.numel(); ++i)
+        if ((i / inner) % length < length * 6 / 10)
+          store_from_double(dtype, -std::numeric_limits<double>::infinity(),
+                            bytes + i * static_cast<std::int64_t>(host.itemsize()));
+      SoftmaxFwdOp op(c.dim);
+      run_and_check(op, {host.to(gpu(), dtype)}, CallOptions{poisoned_gpu(c.shape, dtype)});
+      EXPECT_EQ(only_key(op, "softmax"), key);
+    }
+}
+
 TEST(CudaSoftmax, EveryImplementationForced) {
   TILEOPS_REQUIRE_CUDA();
   struct Claim {

@@ -177,6 +177,8 @@ __device__ __forceinline__ MaxExpSum online_stats(const T* x, std::int64_t begin
         acc.sum *= softmax_exp<P::kVector>(acc.max - local);
         acc.max = local;
       }
+      // Nothing but -inf so far (a masked prefix): every term is 0, and exp(-inf - -inf) is NaN.
+      if (acc.max == -INFINITY) continue;
 #pragma unroll
       for (int e = 0; e < kN; ++e)
         acc.sum += softmax_exp<P::kVector>(to_float(v[u].v[e]) - acc.max);
@@ -322,7 +324,8 @@ __global__ void __launch_bounds__(kStridedColumns* kStridedSteps)
             acc.sum *= expf(acc.max - v[u]);
             acc.max = v[u];
           }
-          acc.sum += expf(v[u] - acc.max);
+          // Nothing but -inf so far: the term is 0, and exp(-inf - -inf) is NaN.
+          if (acc.max != -INFINITY) acc.sum += expf(v[u] - acc.max);
         }
       }
     }
