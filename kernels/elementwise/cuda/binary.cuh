@@ -10,12 +10,14 @@
 // and torch's one-block-per-chunk kernel 100.3%; the same add chunked reached 101.6% (1 vector
 // per thread; 101.0% with 4), and the [8192] bias 97.8% (94.5% with 4 vectors per thread, 92.7%
 // with streaming hints). So the kernels are chunked, kBinaryUnroll is 1, and loads and stores
-// carry no cache hint:
+// carry no cache hint. The rows kernel keeps 4 vectors per lane (kBinaryRowsUnroll): its tiles
+// cost divisions and offsets that one vector does not amortise (its bias took 76% of the ceiling
+// at 1 and 84.6% at 4 with the persistent grid):
 //   vector   same shapes, contiguous, 16-byte aligned: the tensors as one run of 16-byte vectors,
 //            a block per kBinaryThreads * kBinaryUnroll vectors.
 //   rows     the layout's rows (Note [Binary layout] in binary_layout.hpp) in 16-byte vectors:
 //            broadcasts and views whose rows are unit-stride and 16-byte aligned. A tile is
-//            kBinaryUnroll vectors per lane of a group of lanes that shares a row; a tile costs
+//            kBinaryRowsUnroll vectors per lane of a group of lanes that shares a row; a tile costs
 //            one division, and the row's input offsets one more per outer axis beyond the first
 //            (none for [M, N] + [N]), never any per element; an input broadcast along the
 //            row is one scalar per row.
@@ -36,7 +38,8 @@ namespace tileops::kernels::cuda {
 enum class BinaryKind { kAdd, kMul };
 
 inline constexpr int kBinaryThreads = 256;
-inline constexpr int kBinaryUnroll = 1;  // Note [Binary kernels]
+inline constexpr int kBinaryUnroll = 1;      // Note [Binary kernels]
+inline constexpr int kBinaryRowsUnroll = 4;  // the rows and general kernels
 // Resident blocks per SM the registers are capped for: 1024 threads of the vector kernel, 768 of
 // the rows kernels (which keep more offsets live), and no spills (ptxas -v, CUDA 13).
 inline constexpr int kBinaryMinBlocks = 4;
@@ -50,7 +53,7 @@ struct BinaryParams {
   float alpha = 1.0f;          // float types
   std::int64_t alpha_int = 1;  // integer types
   // The rows and general kernels: the layout and its tiling. A group of 2^lane_shift lanes shares
-  // a row; a tile is one chunk (2^lane_shift * kBinaryUnroll packs) of the rows of one block's
+  // a row; a tile is one chunk (2^lane_shift * kBinaryRowsUnroll packs) of the rows of one block's
   // groups.
   BinaryLayout layout;
   int lane_shift = 0;
@@ -183,10 +186,10 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
     const T* a_row = a + a_offset;
     const T* b_row = b + b_offset;
     T* out_row = out + row * l.cols;
-    const std::int64_t first = chunk * (std::int64_t{lanes} * kBinaryUnroll) + lane;
-    Pack x[kBinaryUnroll], y[kBinaryUnroll];
+    const std::int64_t first = chunk * (std::int64_t{lanes} * kBinaryRowsUnroll) + lane;
+    Pack x[kBinaryRowsUnroll], y[kBinaryRowsUnroll];
 #pragma unroll
-    for (int u = 0; u < kBinaryUnroll; ++u) {
+    for (int u = 0; u < kBinaryRowsUnroll; ++u) {
       const std::int64_t i = first + std::int64_t{u} * lanes;
       if (i < packs) {
         if constexpr (kVector) {
@@ -199,7 +202,7 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
       }
     }
 #pragma unroll
-    for (int u = 0; u < kBinaryUnroll; ++u) {
+    for (int u = 0; u < kBinaryRowsUnroll; ++u) {
       const std::int64_t i = first + std::int64_t{u} * lanes;
       if (i < packs) {
         if constexpr (kVector)

@@ -18,17 +18,17 @@ constexpr std::int64_t kMaxGridBlocks = 0x7fffffff;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// The rows and general kernels' tiling: enough lanes per row for kBinaryUnroll packs each, a power
-// of two up to the block, so that short rows share a block and long ones split into chunks.
+// The rows and general kernels' tiling: enough lanes per row for kBinaryRowsUnroll packs each, a
+// power of two up to the block, so that short rows share a block and long ones split into chunks.
 void plan_tiles(BinaryParams& p, std::int64_t pack) {
   const std::int64_t packs = p.layout.cols / pack;
-  const std::int64_t lanes_wanted = ceil_div(packs, kBinaryUnroll);
+  const std::int64_t lanes_wanted = ceil_div(packs, kBinaryRowsUnroll);
   int shift = 0;
   while ((std::int64_t{1} << shift) < lanes_wanted && (1 << shift) < kBinaryThreads) ++shift;
   p.lane_shift = shift;
   const std::int64_t lanes = std::int64_t{1} << shift;
   const std::int64_t groups = kBinaryThreads / lanes;
-  p.chunks_per_row = ceil_div(packs, lanes * kBinaryUnroll);
+  p.chunks_per_row = ceil_div(packs, lanes * kBinaryRowsUnroll);
   p.tiles = ceil_div(p.layout.rows, groups) * p.chunks_per_row;
 }
 
