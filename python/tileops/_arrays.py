@@ -33,19 +33,26 @@ def _from_dlpack_of(module_name):
     return None
 
 
-_converters = {}  # array type -> its framework's from_dlpack, or None
+def _per_type(of_module):
+    """of_module(framework name) -> value, cached per array type."""
+    cache = {}
+
+    def lookup(array):
+        kind = type(array)
+        if kind not in cache:
+            cache[kind] = of_module(kind.__module__.split(".")[0])
+        return cache[kind]
+
+    return lookup
+
+
+_converter_of = _per_type(_from_dlpack_of)  # array -> its framework's from_dlpack, or None
 
 
 def converter_for(arrays):
     """The function turning a DLPackTensor into the type of the first array in `arrays`."""
     for array in arrays:
-        if array is None:
-            continue
-        kind = type(array)
-        if kind not in _converters:
-            _converters[kind] = _from_dlpack_of(kind.__module__.split(".")[0])
-        convert = _converters[kind]
-        if convert is not None:
+        if array is not None and (convert := _converter_of(array)) is not None:
             return convert
     try:
         return importlib.import_module("numpy").from_dlpack
@@ -76,19 +83,13 @@ def _stream_reader_of(module_name):
     return None  # CPU frameworks; JAX orders its own work in __dlpack__
 
 
-_stream_readers = {}  # array type -> its framework's current-stream reader, or None
+_stream_reader_for = _per_type(_stream_reader_of)  # array -> current-stream reader, or None
 
 
 def stream_for(arrays):
     """The DLPack number of the current stream of the first CUDA array's framework, or None."""
     for array in arrays:
-        if array is None:
-            continue
-        kind = type(array)
-        if kind not in _stream_readers:
-            _stream_readers[kind] = _stream_reader_of(kind.__module__.split(".")[0])
-        read = _stream_readers[kind]
-        if read is not None:
+        if array is not None and (read := _stream_reader_for(array)) is not None:
             stream = read(array)
             if stream is not None:
                 return stream

@@ -13,6 +13,7 @@
 #include "cuda/kernel_checks.hpp"
 #include "cuda_testing.hpp"
 #include "rope.hpp"
+#include "test_stream.hpp"
 #include "tileops/ops/rope.hpp"
 
 namespace tileops::test_cuda {
@@ -402,25 +403,6 @@ TEST(CudaRope, TheCheckingModeRaisesTheCpuKernelsErrorForTheFirstBadPosition) {
 
 // ---- CUDA graphs
 // ---------------------------------------------------------------------------------
-
-// A stream the test owns, made current for cuda:0 while the guard lives.
-class TestStream {
- public:
-  TestStream() {
-    EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-    guard_.emplace(Stream(gpu(), stream_));
-  }
-  ~TestStream() {
-    guard_.reset();
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
-  }
-  cudaStream_t get() const { return stream_; }
-
- private:
-  cudaStream_t stream_ = nullptr;
-  std::optional<StreamGuard> guard_;
-};
 
 // Captures one call on fresh inputs, replays it on new values and checks the result. The checking
 // mode does not apply to a captured call (it cannot synchronise), so capture works under it too.

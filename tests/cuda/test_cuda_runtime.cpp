@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "cuda_testing.hpp"
+#include "test_stream.hpp"
 #include "tileops/core/allocator.hpp"
 #include "tileops/core/stream.hpp"
 #include "tileops/op/accelerator.hpp"
@@ -23,26 +24,6 @@ std::uint64_t next_seed() {
   static std::uint64_t seed = 5000;
   return seed++;
 }
-
-// A stream the test owns, made current for cuda:0 while the guard lives.
-class TestStream {
- public:
-  TestStream() {
-    EXPECT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
-    guard_.emplace(Stream(gpu(), stream_));
-  }
-  ~TestStream() {
-    guard_.reset();
-    cudaStreamSynchronize(stream_);
-    cudaStreamDestroy(stream_);
-  }
-  cudaStream_t get() const { return stream_; }
-  Stream stream() const { return Stream(gpu(), stream_); }
-
- private:
-  cudaStream_t stream_ = nullptr;
-  std::optional<StreamGuard> guard_;
-};
 
 // ---- Allocator -----------------------------------------------------------------------------
 
