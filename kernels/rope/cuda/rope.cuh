@@ -15,12 +15,19 @@
 // keeps one chunk of the token's cos/sin row in registers and applies it to every head of query
 // and key it visits (Hq + Hk heads, query's first), so the row is read once per token and thread,
 // not once per head. A thread loads kHeadsInFlight heads before it rotates and stores any: four
-// independent 16-byte loads in flight per thread on the vector paths (a rotate-half chunk is two
-// vectors, so two heads). The kernel is held to 80 registers (three blocks of 256 threads per
-// multiprocessor, about 48 KB of loads in flight): the 16-bit rotate-half kernel took about 120
-// with four heads, which halves the resident threads, and spilled when held to 64. x, y and z
-// are planned per call from the head counts (rope_launch.cu): y covers the heads in
-// kHeadsInFlight passes, z fills the block to about 256 threads when a token has little work.
+// independent 16-byte loads in flight per thread for bfloat16 rotate-half (two heads of two
+// vectors), eight for float16 and float32 rotate-half and four on the interleaved path. The
+// kernel is held to 80 registers (three blocks of 256 threads per multiprocessor): bfloat16
+// rotate-half spilled with four heads at 80 (its cos and sin stay widened to float32 across the
+// heads), float16 and float32 fit them (80 and 72 registers). x, y and z are planned per call from
+// the head counts (rope_launch.cu): y covers the heads in kHeadsInFlight passes, z fills the block
+// to about 256 threads when a token has little work.
+//
+// The token's position is loaded first but read only after the thread has issued its query and
+// key loads, which do not depend on it: the cos/sin row waits for the position, the query and key
+// no longer do, so a token costs one memory latency for its data rather than two in a row when
+// the position's row is in L2. The row is loaded again (from L1) on a thread's later passes of
+// heads, which only many heads per token with a wide rotary dimension take.
 //
 // The grid is one block per group of z tokens, not a persistent grid: every token costs the
 // same, so the block scheduler balances them as well as any split could, and a persistent grid's
@@ -33,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/cuda/kernel_check.cuh"
 #include "kernels/common/cuda/vec.cuh"
@@ -70,7 +78,9 @@ __device__ __forceinline__ void rotate_pair(T& x1, T& x2, float c, float s) {
 template <class T>
 struct NeoxVector {
   static constexpr int kV = Vec<T>::kSize;
-  static constexpr int kHeadsInFlight = 2;  // two vectors each
+  // Two vectors each. bfloat16 keeps two heads: with four it spilled at 80 registers (its cos and
+  // sin are held widened to float32 across the heads); float16 and float32 fit four in 80 and 72.
+  static constexpr int kHeadsInFlight = std::is_same_v<T, __nv_bfloat16> ? 2 : 4;
   struct Data {
     Vec<T> x1, x2;
   };
@@ -160,40 +170,42 @@ template <class Path, class T, class I>
 __global__ void __launch_bounds__(kRopeMaxThreads, kRopeMinBlocksPerSm) rope_kernel(RopeParams p) {
   const I* positions = static_cast<const I*>(p.positions);
   const T* cache = static_cast<const T*>(p.cache);
-  const std::int64_t heads = p.q_heads + p.k_heads;
+  // 32-bit head indices (launch_rope checks the count): 64-bit ones cost float16 a spill.
+  const int heads = static_cast<int>(p.q_heads + p.k_heads);
   const std::int64_t rotary_dim = 2 * p.half;
   const std::int64_t token_step = static_cast<std::int64_t>(gridDim.x) * blockDim.z;
   for (std::int64_t token = static_cast<std::int64_t>(blockIdx.x) * blockDim.z + threadIdx.z;
        token < p.tokens; token += token_step) {
+    // Read only after the query and key loads below are issued: they do not depend on it.
     const auto position = static_cast<std::int64_t>(positions[token]);
-    if (position < 0 || position >= p.cache_rows) {
-      if (threadIdx.x == 0 && threadIdx.y == 0) report_kernel_check(p.check, token, position);
-      continue;
-    }
-    const T* row = cache + position * rotary_dim;
     T* query = static_cast<T*>(p.query) + token * p.q_heads * p.head_size;
     T* key = static_cast<T*>(p.key) + token * p.k_heads * p.head_size;
+    const auto head_of = [&](int h) {
+      return h < p.q_heads ? query + h * p.head_size : key + (h - p.q_heads) * p.head_size;
+    };
     for (int chunk = static_cast<int>(threadIdx.x); chunk < p.chunks;
          chunk += static_cast<int>(blockDim.x)) {
-      const typename Path::CosSin cs = Path::cos_sin(row, chunk, p.half);
-      for (std::int64_t h0 = threadIdx.y; h0 < heads;
-           h0 += static_cast<std::int64_t>(blockDim.y) * Path::kHeadsInFlight) {
-        T* head[Path::kHeadsInFlight];
+      for (int h0 = static_cast<int>(threadIdx.y); h0 < heads;
+           h0 += static_cast<int>(blockDim.y) * Path::kHeadsInFlight) {
         typename Path::Data data[Path::kHeadsInFlight];
 #pragma unroll
         for (int u = 0; u < Path::kHeadsInFlight; ++u) {
-          const std::int64_t h = h0 + static_cast<std::int64_t>(u) * blockDim.y;
-          head[u] = nullptr;
-          if (h < heads) {
-            head[u] = h < p.q_heads ? query + h * p.head_size : key + (h - p.q_heads) * p.head_size;
-            data[u] = Path::load(head[u], chunk, p.half);
-          }
+          const int h = h0 + u * static_cast<int>(blockDim.y);
+          if (h < heads) data[u] = Path::load(head_of(h), chunk, p.half);
         }
+        // A position outside the cache leaves the token as it was (the loads are dropped).
+        if (position < 0 || position >= p.cache_rows) continue;
+        const typename Path::CosSin cs =
+            Path::cos_sin(cache + position * rotary_dim, chunk, p.half);
 #pragma unroll
-        for (int u = 0; u < Path::kHeadsInFlight; ++u)
-          if (head[u] != nullptr) Path::rotate_store(head[u], chunk, p.half, data[u], cs);
+        for (int u = 0; u < Path::kHeadsInFlight; ++u) {
+          const int h = h0 + u * static_cast<int>(blockDim.y);
+          if (h < heads) Path::rotate_store(head_of(h), chunk, p.half, data[u], cs);
+        }
       }
     }
+    if ((position < 0 || position >= p.cache_rows) && threadIdx.x == 0 && threadIdx.y == 0)
+      report_kernel_check(p.check, token, position);
   }
 }
 

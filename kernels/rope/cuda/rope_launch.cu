@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "cuda/check.hpp"
@@ -80,6 +81,11 @@ std::int64_t chunks_of(RopePath path, DType dtype, std::int64_t rotary_dim) {
 void launch_rope(RopePath path, DType dtype, DType index_dtype, bool is_neox, const RopeTensors& t,
                  tileops::cuda::KernelCheckRecord* check, void* stream) {
   if (t.tokens == 0 || t.rotary_dim == 0 || t.q_heads + t.k_heads == 0) return;
+  // The kernel indexes heads in 32 bits, a pass of heads past the last one included.
+  if (t.q_heads + t.k_heads > std::numeric_limits<int>::max() / 2)
+    throw CheckError("rope (cuda): " + std::to_string(t.q_heads + t.k_heads) +
+                     " heads per token; at most " +
+                     std::to_string(std::numeric_limits<int>::max() / 2));
   RopeParams p;
   p.positions = t.positions;
   p.query = t.query;
