@@ -25,10 +25,13 @@ void reduction_implementations(ImplementationTable& table) {
   table.add<LogSoftmaxFwdOp, cuda::LogSoftmaxOnlineSm90>("log_softmax_online_sm90");
   table.add<LogSoftmaxFwdOp, cuda::LogSoftmaxStridedSm90>("log_softmax_strided_sm90");
   table.add<LogSoftmaxFwdOp, cuda::LogSoftmaxGeneralSm90>("log_softmax_general_sm90");
+  table.add<SumFwdOp, cuda::SumRowsSm90>("sum_rows_sm90");
   table.add<SumFwdOp, cuda::SumVectorSm90>("sum_vector_sm90");
   table.add<SumFwdOp, cuda::SumGeneralSm90>("sum_general_sm90");
+  table.add<MeanFwdOp, cuda::MeanRowsSm90>("mean_rows_sm90");
   table.add<MeanFwdOp, cuda::MeanVectorSm90>("mean_vector_sm90");
   table.add<MeanFwdOp, cuda::MeanGeneralSm90>("mean_general_sm90");
+  table.add<AmaxFwdOp, cuda::AmaxRowsSm90>("amax_rows_sm90");
   table.add<AmaxFwdOp, cuda::AmaxVectorSm90>("amax_vector_sm90");
   table.add<AmaxFwdOp, cuda::AmaxGeneralSm90>("amax_general_sm90");
 #endif

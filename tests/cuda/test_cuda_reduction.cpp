@@ -3,8 +3,9 @@
 // few vocabulary-long rows split across blocks) and over other axes; sum, mean and amax over the
 // last axes, leading axes, every axis and axes that are not adjacent, with keepdim; one row,
 // empty tensors, scalars, 3-D and 4-D inputs, non-contiguous and misaligned views, outputs
-// poisoned before each run; every implementation forced on the shapes it claims and refusing one
-// it does not; one CUDA-graph replay.
+// poisoned before each run; the rows paths' row lengths at and past each limit; every
+// implementation forced on the shapes it claims and refusing one it does not; one CUDA-graph
+// replay.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -274,6 +275,23 @@ const Reduction kReductions[] = {
     {{}, Shape{0}, true},
 };
 
+// Whether the rows paths (<op>_rows_sm90) claim an aligned call of `r`: the reduced axes are the
+// trailing ones, after at least one kept axis.
+bool rows_claim(const Reduction& r) {
+  const std::size_t rank = r.shape.size();
+  if (rank == 0) return false;
+  std::vector<bool> reduced(rank, !r.dim || r.dim->empty());
+  if (r.dim)
+    for (std::int64_t a : *r.dim)
+      reduced[static_cast<std::size_t>(a < 0 ? a + static_cast<std::int64_t>(rank) : a)] = true;
+  if (reduced[0] || !reduced[rank - 1]) return false;
+  std::size_t first = rank - 1;
+  while (first > 0 && reduced[first - 1]) --first;
+  for (std::size_t a = 0; a < first; ++a)
+    if (reduced[a]) return false;
+  return true;
+}
+
 enum class Which { kSum, kMean, kAmax };
 
 std::string_view name_of(Which which) {
@@ -336,7 +354,29 @@ TEST(CudaReduction, EveryOpDtypeAndLayout) {
         SCOPED_TRACE(fmt::format("{} {} {} dim={} keepdim={}", name_of(which), dtype_name(dtype),
                                  r.shape.str(), r.dim ? r.dim->str() : "None", r.keepdim));
         EXPECT_EQ(check_reduction(which, r, reduction_input(r.shape, dtype)),
-                  fmt::format("{}_vector_sm90", name_of(which)));
+                  fmt::format("{}_{}_sm90", name_of(which), rows_claim(r) ? "rows" : "vector"));
+      }
+}
+
+// The rows paths' lengths (Note [Held rows] in kernels/reduction/cuda/reduce_axes.cuh): the
+// shortest row a block holds (128 vectors) and one vector less (the warp per row), a last warp
+// partly idle, the longest rows held (4096 vectors: 32768 16-bit, 16384 float32 elements; 270
+// rows, past the 2 * 132 under which the plan splits long rows) and a little more (the vector
+// plan), trailing axes merged, keepdim, one row, many rows.
+TEST(CudaReduction, RowsPathLengths) {
+  TILEOPS_REQUIRE_CUDA();
+  const Reduction rows[] = {
+      {{40, 1024}, Shape{-1}},         {{40, 1016}, Shape{-1}},         {{7, 1032}, Shape{1}, true},
+      {{270, 32768}, Shape{-1}},       {{270, 32776}, Shape{-1}},       {{270, 16384}, Shape{-1}},
+      {{270, 16388}, Shape{-1}},       {{2, 3, 8, 600}, Shape{2, 3}},   {{1, 4096}, Shape{-1}},
+      {{2048, 4096}, Shape{-1}, true}, {{600, 2, 2048}, Shape{-1, -2}},
+  };
+  for (Which which : {Which::kSum, Which::kMean, Which::kAmax})
+    for (DType dtype : dtypes_of(which))
+      for (const Reduction& r : rows) {
+        SCOPED_TRACE(fmt::format("{} {} {}", name_of(which), dtype_name(dtype), r.shape.str()));
+        EXPECT_EQ(check_reduction(which, r, reduction_input(r.shape, dtype)),
+                  fmt::format("{}_rows_sm90", name_of(which)));
       }
 }
 
@@ -377,8 +417,9 @@ TEST(CudaReduction, EmptyInputs) {
 TEST(CudaReduction, AmaxPropagatesNaN) {
   TILEOPS_REQUIRE_CUDA();
   for (DType dtype : kFloatDTypes)
-    for (const Reduction& r : {Reduction{{6, 5000}, Shape{-1}}, Reduction{{600, 16}, Shape{0}},
-                               Reduction{{9000}, std::nullopt}}) {
+    for (const Reduction& r :
+         {Reduction{{6, 5000}, Shape{-1}}, Reduction{{600, 16}, Shape{0}},
+          Reduction{{9000}, std::nullopt}, Reduction{{300, 4096}, Shape{-1}}}) {
       SCOPED_TRACE(fmt::format("{} {}", dtype_name(dtype), r.shape.str()));
       Tensor host = random_host(r.shape, dtype, next_seed());
       Tensor nan = Tensor::empty({1}, dtype);
@@ -417,9 +458,10 @@ TEST(CudaReduction, NonContiguousAndMisalignedViews) {
 TEST(CudaReduction, EveryImplementationForced) {
   TILEOPS_REQUIRE_CUDA();
   for (Which which : {Which::kSum, Which::kMean, Which::kAmax})
-    for (const char* path : {"vector", "general"})
+    for (const char* path : {"rows", "vector", "general"})
       for (DType dtype : dtypes_of(which))
         for (const Reduction& r : kReductions) {
+          if (std::string_view(path) == "rows" && !rows_claim(r)) continue;
           const std::string key = fmt::format("{}_{}_sm90", name_of(which), path);
           SCOPED_TRACE(fmt::format("{} {} {}", key, dtype_name(dtype), r.shape.str()));
           EnvGuard force("TILEOPS_FORCE", key);
@@ -435,6 +477,40 @@ TEST(CudaReduction, EveryImplementationForced) {
       << error;
   EXPECT_NE(error.find("aligned to 2 bytes"), std::string::npos) << error;
   for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));
+  // The rows path refuses the misaligned view, and reductions that are not over trailing axes or
+  // keep no axis, naming why; nothing is written.
+  for (Which which : {Which::kSum, Which::kMean, Which::kAmax}) {
+    const std::string key = fmt::format("{}_rows_sm90", name_of(which));
+    EnvGuard force_rows("TILEOPS_FORCE", key);
+    const Tensor aligned = reduction_input({64, 1024}, DType::kBFloat16);
+    struct Refused {
+      Tensor input;
+      Reduction r;
+      const char* why;
+    };
+    for (const Refused& c :
+         {Refused{x, {{3, 1024}, Shape{-1}}, "aligned to 2 bytes"},
+          Refused{aligned, {{64, 1024}, Shape{0}}, "not the trailing ones"},
+          Refused{aligned, {{64, 1024}, std::nullopt}, "every axis is reduced"}}) {
+      SCOPED_TRACE(fmt::format("{} {}", key, c.why));
+      const std::string message = error_of<SelectionError>([&] {
+        if (which == Which::kSum) {
+          SumFwdOp rows_op(c.r.dim);
+          rows_op(c.input);
+        } else if (which == Which::kMean) {
+          MeanFwdOp rows_op(c.r.dim);
+          rows_op(c.input);
+        } else {
+          AmaxFwdOp rows_op(c.r.dim);
+          rows_op(c.input);
+        }
+      });
+      EXPECT_NE(message.find(fmt::format("TILEOPS_FORCE={} refuses this call", key)),
+                std::string::npos)
+          << message;
+      EXPECT_NE(message.find(c.why), std::string::npos) << message;
+    }
+  }
 }
 
 TEST(CudaReduction, AxesInManyRunsAreRefused) {

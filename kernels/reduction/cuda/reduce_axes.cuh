@@ -12,6 +12,8 @@
 //     4096 elements) or a block per output. A few long outputs (a full reduction is one) are cut
 //     into chunks, a block each, whose partials a second kernel combines: two stages, no atomics
 //     and no host synchronisation, the same bits on every run.
+//   - held rows (reduce_held_rows_kernel, the rows paths only): the trailing axes reduced over
+//     rows a block holds in registers, a block per row (Note [Held rows]).
 //   - columns (reduce_columns_kernel), the innermost group kept: a block covers 32 accesses of
 //     adjacent outputs (a warp reads 512 contiguous bytes per step) by 8 threads that split the
 //     reduced steps, merged through shared memory; when the outputs are too narrow to fill the
@@ -207,6 +209,63 @@ __global__ void __launch_bounds__(kColumnAccesses* kColumnSteps)
       }
     }
     __syncthreads();  // the next item overwrites `partial`
+  }
+}
+
+// Note [Held rows]
+// The rows paths (<op>_rows_sm90) serve calls that reduce the trailing axes of an aligned input:
+// x is [rows, n] and each output a row's reduction. reduce_held_rows_kernel runs a block per row
+// (no grid-stride loop: on the H200 one block per piece of work measured above a persistent grid,
+// Note [Binary kernels] in kernels/elementwise/cuda/binary.cuh) of kHeldVectors 16-byte vectors
+// per thread: every load of the row is issued before the first is used, then one block
+// combination (a warp's shuffles, one shared slot per warp, one barrier), then thread 0 writes.
+// Indices within a row are 32-bit and there is no division, segment or chunk loop, so the kernel
+// holds its row in 16 registers and ptxas keeps it near 32 in all (build/cuda ptxas -v), against
+// the 79-80 of reduce_rows_kernel's 64-bit, segment- and chunk-general loop, which let only 3
+// blocks of 256 threads (48 KB of loads) run per SM. Here a block of 128-1024 threads carries
+// 64 bytes per thread in flight; at 2048 threads per SM that is 128 KB per SM, over the 32-64 KB
+// full bandwidth needs. Rows of kHeldMinVectors to kHeldMaxVectors vectors take it (n = 1024 to
+// 32768 for 16-bit types); shorter rows keep the warp per row of reduce_rows_kernel, which packs
+// several rows in a block, and longer or few long rows (which it splits into chunks) its plan.
+// Accumulation, NaN propagation and mean's one division are the policies', as on every path.
+inline constexpr int kHeldVectors = 4;
+inline constexpr int kHeldMaxThreads = 1024;
+inline constexpr int kHeldMinVectors = 32 * kHeldVectors;
+inline constexpr int kHeldMaxVectors = kHeldMaxThreads * kHeldVectors;
+
+// A block of blockDim.x (a multiple of 32, covering n_vec / kHeldVectors) threads per row of
+// n_vec vectors; `count` is the row's element count (for mean).
+template <class Pol, class T>
+__global__ void __launch_bounds__(kHeldMaxThreads)
+    reduce_held_rows_kernel(const T* __restrict__ x, T* __restrict__ out, int n_vec,
+                            std::int64_t count) {
+  using M = typename Pol::M;
+  using Acc = typename M::Acc;
+  constexpr int kN = Vec<T>::kSize;
+  using P = Pack<T, kN>;
+  __shared__ Acc partial[kHeldMaxThreads / 32];
+  const int t = static_cast<int>(threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x);
+  const T* row = x + static_cast<std::int64_t>(blockIdx.x) * n_vec * kN;
+  P v[kHeldVectors];
+#pragma unroll
+  for (int j = 0; j < kHeldVectors; ++j)
+    if (t + j * threads < n_vec) v[j] = P::load_once(row + (t + j * threads) * kN);
+  Acc acc = M::identity();
+#pragma unroll
+  for (int j = 0; j < kHeldVectors; ++j) {
+    if (t + j * threads >= n_vec) continue;
+#pragma unroll
+    for (int e = 0; e < kN; ++e) acc = M::combine(acc, Pol::load(v[j].v[e]));
+  }
+  const int warp = t / 32;
+  const int lane = t % 32;
+  acc = warp_all<M, 32>(acc);
+  if (lane == 0) partial[warp] = acc;
+  __syncthreads();
+  if (warp == 0) {
+    acc = warp_all<M, 32>(lane < threads / 32 ? partial[lane] : M::identity());
+    if (lane == 0) out[blockIdx.x] = Pol::finish(acc, count);
   }
 }
 

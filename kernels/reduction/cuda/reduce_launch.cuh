@@ -46,6 +46,15 @@ void launch_reduce_typed(const ReduceLaunch& l, const void* x, void* out, void* 
     TILEOPS_CUDA_CHECK_LAUNCH();
     return;
   }
+  if (l.kernel == ReduceKernel::kHeld) {
+    // A block per row (Note [Held rows]); `blocks` is the rows, under 2^31 (the plan).
+    reduce_held_rows_kernel<Pol, T>
+        <<<static_cast<unsigned>(l.blocks), static_cast<unsigned>(l.threads), 0, stream>>>(
+            static_cast<const T*>(x), static_cast<T*>(out), static_cast<int>(l.run / Vec<T>::kSize),
+            l.count);
+    TILEOPS_CUDA_CHECK_LAUNCH();
+    return;
+  }
   ReduceParams p;
   p.x = x;
   p.out = out;

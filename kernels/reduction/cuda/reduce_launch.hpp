@@ -33,6 +33,7 @@ enum class ReduceKernel {
   kFill,     // no input element: every output is the reduction of nothing
   kRows,     // the innermost axes are reduced: contiguous runs per output
   kColumns,  // the innermost axes are kept: coalesced across adjacent outputs
+  kHeld,     // trailing axes reduced, each row held in a block's registers (the rows paths)
 };
 
 struct ReduceLaunch {
@@ -59,6 +60,13 @@ struct ReduceLaunch {
 // multiprocessors; `vector_allowed`: x's and out's pointers are 16-byte aligned.
 ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool>& reduced,
                          bool vector_allowed, int sm_count);
+
+// The rows paths' plan: a block per row holding it in registers (kHeld) when the reduced axes
+// are the trailing ones, rows are whole 16-byte vectors within kHeldMaxVectors and there are rows
+// enough not to want them split (Note [Held rows] in reduce_axes.cuh); otherwise plan_reduce's
+// vector plan, so that a call the rows paths claim by its spec is served whatever its lengths.
+ReduceLaunch plan_reduce_rows(DType dtype, const Shape& shape, const std::vector<bool>& reduced,
+                              int sm_count);
 
 // Launches on `stream` (a cudaStream_t) of the current device, asynchronously; `scratch` holds
 // launch.scratch_bytes bytes in the stream's order. `out` is contiguous, the kept axes in order.

@@ -156,4 +156,23 @@ ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool
   return l;
 }
 
+ReduceLaunch plan_reduce_rows(DType dtype, const Shape& shape, const std::vector<bool>& reduced,
+                              int sm_count) {
+  ReduceLaunch l = plan_reduce(dtype, shape, reduced, true, sm_count);
+  // The vector plan of the same call: one contiguous run per output (segments == 1), whole
+  // vectors, not split into chunks; then rows start run elements apart, so 16-byte aligned too.
+  if (l.kernel != ReduceKernel::kRows || !l.vector || l.segments != 1 || l.chunks != 1) return l;
+  const std::int64_t vectors = l.run / (16 / static_cast<std::int64_t>(dtype_size(dtype)));
+  if (vectors < reduction::kHeldMinVectors || vectors > reduction::kHeldMaxVectors ||
+      l.items > kMaxGrid)
+    return l;
+  // The fewest warps that hold the row at kHeldVectors vectors per thread.
+  const std::int64_t threads = ceil_div(ceil_div(vectors, reduction::kHeldVectors), 32) * 32;
+  l.kernel = ReduceKernel::kHeld;
+  l.threads = static_cast<int>(threads);
+  l.lanes = 0;
+  l.blocks = l.items;
+  return l;
+}
+
 }  // namespace tileops::kernels::cuda

@@ -9,6 +9,7 @@
 //     <op>_strided_sm90    another axis, any alignment                        over general
 //     <op>_general_sm90    anything, one element per access
 //   sum / mean / amax
+//     <op>_rows_sm90       the trailing axes, some kept (lengths: plan)       over vector, general
 //     <op>_vector_sm90     any axes                                           over general
 //     <op>_general_sm90    any axes, one element per access
 //
@@ -174,17 +175,39 @@ constexpr std::string_view reduce_op_name(ReduceOp op) {
   return "";
 }
 
-template <class Impl, class I, ReduceOp kOp, bool kVector>
+enum class ReducePath { kRows, kVector, kGeneral };
+
+// Why the rows paths do not serve a call: they want the reduced axes to be the trailing ones with
+// at least one kept axis before them (x is [rows, n]) and 16-byte aligned pointers. Row lengths
+// are not in the call spec; plan_reduce_rows gives the lengths a block does not hold the vector
+// plan (Note [Held rows] in reduce_axes.cuh).
+inline std::optional<std::string> rows_refusal(const ReductionCall& call) {
+  const std::uint64_t all =
+      call.rank >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << call.rank) - 1;
+  const std::uint64_t mask = call.reduced_mask & all;
+  // A trailing run: adding its lowest bit carries through to bit `rank`.
+  const bool trailing = mask != 0 && ((mask + (mask & (~mask + 1))) & all) == 0;
+  if (!trailing)
+    return "the reduced axes are not the trailing ones; this path serves rows over the last axes";
+  if (mask == all) return "every axis is reduced; this path serves rows over the last axes";
+  return vector_access_refusal(call.access.alignment, 0);
+}
+
+template <class Impl, class I, ReduceOp kOp, ReducePath kPath>
 class AxesReductionCuda : public CudaKernel<Impl, I> {
  public:
   static std::vector<std::string> preferred_over() {
-    if (kVector) return {fmt::format("{}_general_sm90", reduce_op_name(kOp))};
+    const std::string_view op = reduce_op_name(kOp);
+    if (kPath == ReducePath::kRows)
+      return {fmt::format("{}_vector_sm90", op), fmt::format("{}_general_sm90", op)};
+    if (kPath == ReducePath::kVector) return {fmt::format("{}_general_sm90", op)};
     return {};
   }
 
   static std::optional<std::string> refusal(const ReductionCall& call) {
     if (auto reason = axis_groups_refusal(call.rank, call.reduced_mask)) return reason;
-    if (kVector) return vector_access_refusal(call.access.alignment, 0);
+    if (kPath == ReducePath::kRows) return rows_refusal(call);
+    if (kPath == ReducePath::kVector) return vector_access_refusal(call.access.alignment, 0);
     return std::nullopt;
   }
 
@@ -192,8 +215,11 @@ class AxesReductionCuda : public CudaKernel<Impl, I> {
 
   void forward(const KernelContext& ctx, const Tensor& x, const std::vector<bool>& reduced,
                Tensor& out) override {
+    const int sms = ctx.facts.sm_count;
     const ReduceLaunch launch =
-        plan_reduce(x.dtype(), x.shape(), reduced, kVector, ctx.facts.sm_count);
+        kPath == ReducePath::kRows
+            ? plan_reduce_rows(x.dtype(), x.shape(), reduced, sms)
+            : plan_reduce(x.dtype(), x.shape(), reduced, kPath == ReducePath::kVector, sms);
     if (launch.kernel == ReduceKernel::kNone) return;  // no output: nothing to launch
     const Tensor scratch = reduction_scratch(ctx, launch.scratch_bytes);
     void* partials = scratch.defined() ? scratch.data_ptr() : nullptr;
@@ -209,28 +235,40 @@ class AxesReductionCuda : public CudaKernel<Impl, I> {
   }
 };
 
-class SumVectorSm90 final
-    : public AxesReductionCuda<SumVectorSm90, SumFwdInterface, ReduceOp::kSum, true> {
+class SumRowsSm90 final
+    : public AxesReductionCuda<SumRowsSm90, SumFwdInterface, ReduceOp::kSum, ReducePath::kRows> {
   using AxesReductionCuda::AxesReductionCuda;
 };
-class SumGeneralSm90 final
-    : public AxesReductionCuda<SumGeneralSm90, SumFwdInterface, ReduceOp::kSum, false> {
+class SumVectorSm90 final : public AxesReductionCuda<SumVectorSm90, SumFwdInterface, ReduceOp::kSum,
+                                                     ReducePath::kVector> {
   using AxesReductionCuda::AxesReductionCuda;
 };
-class MeanVectorSm90 final
-    : public AxesReductionCuda<MeanVectorSm90, MeanFwdInterface, ReduceOp::kMean, true> {
+class SumGeneralSm90 final : public AxesReductionCuda<SumGeneralSm90, SumFwdInterface,
+                                                      ReduceOp::kSum, ReducePath::kGeneral> {
   using AxesReductionCuda::AxesReductionCuda;
 };
-class MeanGeneralSm90 final
-    : public AxesReductionCuda<MeanGeneralSm90, MeanFwdInterface, ReduceOp::kMean, false> {
+class MeanRowsSm90 final
+    : public AxesReductionCuda<MeanRowsSm90, MeanFwdInterface, ReduceOp::kMean, ReducePath::kRows> {
   using AxesReductionCuda::AxesReductionCuda;
 };
-class AmaxVectorSm90 final
-    : public AxesReductionCuda<AmaxVectorSm90, AmaxFwdInterface, ReduceOp::kAmax, true> {
+class MeanVectorSm90 final : public AxesReductionCuda<MeanVectorSm90, MeanFwdInterface,
+                                                      ReduceOp::kMean, ReducePath::kVector> {
   using AxesReductionCuda::AxesReductionCuda;
 };
-class AmaxGeneralSm90 final
-    : public AxesReductionCuda<AmaxGeneralSm90, AmaxFwdInterface, ReduceOp::kAmax, false> {
+class MeanGeneralSm90 final : public AxesReductionCuda<MeanGeneralSm90, MeanFwdInterface,
+                                                       ReduceOp::kMean, ReducePath::kGeneral> {
+  using AxesReductionCuda::AxesReductionCuda;
+};
+class AmaxRowsSm90 final
+    : public AxesReductionCuda<AmaxRowsSm90, AmaxFwdInterface, ReduceOp::kAmax, ReducePath::kRows> {
+  using AxesReductionCuda::AxesReductionCuda;
+};
+class AmaxVectorSm90 final : public AxesReductionCuda<AmaxVectorSm90, AmaxFwdInterface,
+                                                      ReduceOp::kAmax, ReducePath::kVector> {
+  using AxesReductionCuda::AxesReductionCuda;
+};
+class AmaxGeneralSm90 final : public AxesReductionCuda<AmaxGeneralSm90, AmaxFwdInterface,
+                                                       ReduceOp::kAmax, ReducePath::kGeneral> {
   using AxesReductionCuda::AxesReductionCuda;
 };
 
