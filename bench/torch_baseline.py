@@ -181,6 +181,23 @@ def alibi(p):
     return fn, []
 
 
+def gemm(p):
+    def fn(a, b, bias=None):
+        return torch.mm(a, b) if bias is None else torch.addmm(bias, a, b)
+
+    return fn, []
+
+
+def bmm(p):
+    return (lambda a, b: torch.matmul(a, b)), []
+
+
+def grouped_gemm(p):
+    # torch._grouped_mm: the MoE layout of manifest/gemm.yaml (rows sorted by group, offsets the
+    # int32 group ends on the device).
+    return (lambda x, w, offsets: torch._grouped_mm(x, w, offs=offsets)), []
+
+
 OPS = {
     "RMSNormFwdOp": rms_norm,
     "LayerNormFwdOp": layer_norm,
@@ -199,14 +216,31 @@ OPS = {
     "GeluAndMulFwdOp": gelu_and_mul,
     "RopeFwdOp": rope,
     "AlibiFwdOp": alibi,
+    "GemmFwdOp": gemm,
+    "BmmFwdOp": bmm,
+    "GroupedGemmFwdOp": grouped_gemm,
 }
+# Compute-bound ops: their tables show TFLOP/s and the fraction of the 780 TFLOP/s bf16 ceiling
+# beside GB/s (weight streaming, what bounds M <= 16).
+COMPUTE_OPS = {"GemmFwdOp", "BmmFwdOp", "GroupedGemmFwdOp"}
+CEILING_FLOPS_PER_S = 780e12
 # Ops whose cases have no input tensor (the op makes its output from params alone).
 NO_INPUTS = {"AlibiFwdOp"}
+
+
+def group_ends(rows, groups, generator):
+    """Non-decreasing int32 group ends with the last equal to `rows`: the values the manifest's
+    `values: "group_ends(M)"` hint asks for (tools/workloads/workload_cases.cpp makes ours)."""
+    cuts = torch.randint(0, rows + 1, (groups - 1,), generator=generator, device="cuda")
+    ends = torch.cat([cuts.sort().values, torch.tensor([rows], device="cuda")])
+    return ends.to(torch.int32)
 
 
 def random_input(spec, generator):
     dtype = DTYPES[spec["dtype"]]
     shape = spec["shape"]
+    if spec.get("values", "").startswith("group_ends"):
+        return group_ends(int(spec["values_bound"]), shape[0], generator)
     if dtype.is_floating_point:
         t = torch.randn(shape, generator=generator, dtype=torch.float32, device="cuda").to(dtype)
         return t.masked_fill_(t == 0, 1.0)  # never time zeros (tools/workloads/workload_cases.hpp)
@@ -274,6 +308,37 @@ def fmt_ratio(ours, theirs):
     return "-" if ours is None or theirs is None else f"{theirs / ours:.2f}x"
 
 
+def fmt_tflops(flops, seconds):
+    return "-" if seconds is None else f"{flops / seconds / 1e12:.1f}"
+
+
+def fmt_flops_fraction(flops, seconds):
+    return "-" if seconds is None else f"{100 * flops / CEILING_FLOPS_PER_S / seconds:.1f}%"
+
+
+def compute_table(op, op_rows):
+    """The table of a compute-bound op: TFLOP/s first, GB/s (of the roofline's bytes) beside."""
+    lines = [f"## {op}", "",
+             "| case | tileops us | TFLOP/s | % of 780 | GB/s | torch us | TFLOP/s | GB/s "
+             "| vs torch | compile us | vs compile | kernels; notes |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in op_rows:
+        ours = r.get("time_s") if r.get("status") == "ok" else None
+        f, b = r.get("flops") or 0, r.get("bytes") or 0
+        kernels = ",".join(k.split("=")[-1] for k in r.get("kernels", []))
+        notes = "; ".join(x for x in (kernels, r.get("status") if ours is None else "",
+                                      r.get("note", "") if ours is None else "",
+                                      r["torch_note"]) if x)
+        lines.append(
+            f"| {r['case']} | {fmt_time(ours)} | {fmt_tflops(f, ours)} "
+            f"| {fmt_flops_fraction(f, ours)} | {fmt_gbps(b, ours)} | {fmt_time(r['eager_time_s'])} "
+            f"| {fmt_tflops(f, r['eager_time_s'])} | {fmt_gbps(b, r['eager_time_s'])} "
+            f"| {fmt_ratio(ours, r['eager_time_s'])} | {fmt_time(r['compile_time_s'])} "
+            f"| {fmt_ratio(ours, r['compile_time_s'])} | {notes} |")
+    lines.append("")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("bench_json", help="the output of `tileops bench --json`")
@@ -337,6 +402,9 @@ def main():
     for op in OPS:
         op_rows = [r for r in results if r["op"] == op]
         if not op_rows:
+            continue
+        if op in COMPUTE_OPS:
+            lines += compute_table(op, op_rows)
             continue
         lines += [f"## {op}", "",
                   "| case | tileops us | GB/s | % ceiling | eager us | GB/s | % | compile us | "

@@ -207,6 +207,8 @@ Row bench_case(const std::string& op_name, ScaledCase& sc, Device device, const 
     return row;
   }
   std::shared_ptr<Op> op = make_op(op_name, sc.wcase.params);
+  // Tuned mode before the first call: that call, untimed and never captured, tunes what it builds.
+  if (options.tune) op->request_tune();
   std::vector<std::optional<Tensor>> inputs = random_inputs(sc.wcase, device, options.seed);
   if (device.is_cuda()) {
     const DeviceTiming t =

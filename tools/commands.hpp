@@ -66,6 +66,7 @@ struct BenchOptions {
   int warmup = 2;
   std::uint64_t seed = 0;
   GraphMode graph = GraphMode::kAuto;
+  bool tune = false;  // request_tune() on each op before its first call
 };
 // Times every workload case of the ops on the best device present.
 int run_bench(const BenchOptions& options);

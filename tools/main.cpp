@@ -90,6 +90,10 @@ int main(int argc, char** argv) {
                     "never");
   bench->add_option("--warmup", bench_options.warmup, "untimed calls before timing");
   bench->add_option("--seed", bench_options.seed, "random seed (default 0)");
+  bench->add_flag("--tune", bench_options.tune,
+                  "request tuning of each op before its first call, which then tunes (kernels "
+                  "that hold candidates time them and keep the fastest; TILEOPS_TUNING_FILE "
+                  "saves the choices)");
 
   CLI11_PARSE(app, argc, argv);
   try {
