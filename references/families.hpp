@@ -18,6 +18,7 @@ void add_elementwise_references(ReferenceTable& table);
 void add_attention_references(ReferenceTable& table);
 void add_activation_references(ReferenceTable& table);
 void add_rope_references(ReferenceTable& table);
+void add_gemm_references(ReferenceTable& table);
 
 // Expected values whose tolerance scales with |value| alone.
 Expected plain(std::string name, std::vector<double> values);

@@ -22,6 +22,7 @@ const ReferenceTable& table() {
     add_attention_references(r);
     add_activation_references(r);
     add_rope_references(r);
+    add_gemm_references(r);
     return r;
   }();
   return t;

@@ -223,6 +223,8 @@ void EntryReader::read_signature(const YAML::Node& node, Entry& e) {
     for (const auto& kv : g) {
       std::string name = kv.first.Scalar();
       auto t = read_tensor(name, kv.second, join_field(field, name), is_output, false);
+      if (t && !is_output && kv.second["values"])
+        read_values_hint(kv.second["values"], join_field(field, name) + ".values", e, *t);
       if (t) (is_output ? e.outputs : e.inputs).push_back(std::move(*t));
     }
   }
@@ -327,6 +329,40 @@ void EntryReader::read_params(const YAML::Node& node, Entry& e) {
   }
 }
 
+void EntryReader::read_values_hint(const YAML::Node& node, const std::string& field, const Entry& e,
+                                   TensorDecl& t) {
+  const std::optional<std::string> text = read_string(node, field);
+  if (!text) return;
+  const std::string hint = trim(*text);
+  constexpr std::string_view kForm = "group_ends(";
+  if (hint.rfind(kForm, 0) != 0 || hint.back() != ')') {
+    error(node, field, fmt::format("the only hint is group_ends(<Dim>), not '{}'", hint));
+    return;
+  }
+  const std::string dim = trim(hint.substr(kForm.size(), hint.size() - kForm.size() - 1));
+  const IndexDecl* index = e.find_index(dim);
+  if (!index || index->kind != IndexKind::kDim) {
+    error(node, field,
+          fmt::format("group_ends reads a Dim of signature.forall; '{}' is not one", dim));
+    return;
+  }
+  // Group ends are row indices: the dtype must be an int one, named or a DType index of ints.
+  const std::string dtype = trim(t.dtype.source);
+  std::vector<DType> dtypes;
+  if (auto d = parse_dtype(dtype)) dtypes.push_back(*d);
+  if (const IndexDecl* di = e.find_index(dtype); di && di->kind == IndexKind::kDType)
+    dtypes = di->dtypes;
+  const bool ints = !dtypes.empty() && std::all_of(dtypes.begin(), dtypes.end(), [](DType d) {
+    return dtype_category(d) == DTypeCategory::kInt;
+  });
+  if (!ints) {
+    error(node, field,
+          fmt::format("group_ends needs an int dtype (int32 or int64), and dtype is '{}'", dtype));
+    return;
+  }
+  t.group_ends = dim;
+}
+
 std::optional<TensorDecl> EntryReader::read_tensor(const std::string& name, const YAML::Node& node,
                                                    const std::string& field, bool is_output,
                                                    bool is_param) {
@@ -335,7 +371,7 @@ std::optional<TensorDecl> EntryReader::read_tensor(const std::string& name, cons
                 ? expect_map(node, field, {"dtype", "shape", "optional", "device", "contiguous"})
                 : expect_map(node, field,
                              {"dtype", "shape", "optional", "mutated", "write_only", "device",
-                              "contiguous"});
+                              "contiguous", "values"});
   if (!ok) return std::nullopt;
   TensorDecl t;
   t.name = name;

@@ -38,6 +38,9 @@ class EntryReader {
   void read_signature(const YAML::Node& node, Entry& e);
   void read_forall(const YAML::Node& node, Entry& e);
   void read_params(const YAML::Node& node, Entry& e);
+  // An input's `values` hint, checked against the entry's forall and the input's dtype.
+  void read_values_hint(const YAML::Node& node, const std::string& field, const Entry& e,
+                        TensorDecl& t);
   std::optional<TensorDecl> read_tensor(const std::string& name, const YAML::Node& node,
                                         const std::string& field, bool is_output, bool is_param);
   void read_dtype_combos(const YAML::Node& node, Entry& e);

@@ -56,10 +56,13 @@ std::vector<WorkloadCase> instantiate_workload(const SignaturePlan& plan, const 
       const auto& t = d.input(i);
       bool passed = !t.decl->optional ||
                     std::find(row.some.begin(), row.some.end(), t.decl->name) != row.some.end();
+      c.group_ends.emplace_back(std::nullopt);
       if (!passed) {
         c.inputs.emplace_back(std::nullopt);
         continue;
       }
+      if (!t.decl->group_ends.empty())
+        c.group_ends.back() = frame[d.scope.find(t.decl->group_ends)->slot].as_int();
       TensorSpec spec;
       for (std::size_t k = 0; k < t.axes.size(); ++k) {
         for (int slot : t.axes[k].reads())

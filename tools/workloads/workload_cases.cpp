@@ -259,6 +259,28 @@ std::optional<std::string> retarget_device_param(manifest::WorkloadCase& wcase, 
   return fmt::format("device param '{}' replaced by '{}' to run here", was, device.str());
 }
 
+namespace {
+
+// Note [Random group ends]
+// An input with `values: group_ends(<Dim>)` holds the ends of consecutive groups of the Dim's rows
+// (a grouped GEMM's offsets): non-decreasing, each in [0, total], the last equal to total. The ends
+// are drawn as sorted uniform cut points, then about a quarter of the groups are emptied (an end
+// repeated), as routing leaves experts without tokens.
+std::vector<std::int64_t> random_group_ends(std::int64_t groups, std::int64_t total,
+                                            std::mt19937_64& rng) {
+  std::uniform_int_distribution<std::int64_t> cut(0, total);
+  std::uniform_int_distribution<int> quarter(0, 3);
+  std::vector<std::int64_t> ends(static_cast<std::size_t>(groups));
+  for (auto& end : ends) end = cut(rng);
+  std::sort(ends.begin(), ends.end());
+  for (std::size_t g = 1; g < ends.size(); ++g)
+    if (quarter(rng) == 0) ends[g] = ends[g - 1];
+  if (!ends.empty()) ends.back() = total;
+  return ends;
+}
+
+}  // namespace
+
 std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& wcase, Device device,
                                                  std::uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -279,6 +301,15 @@ std::vector<std::optional<Tensor>> random_inputs(const manifest::WorkloadCase& w
     // values repeat (copied), which keeps them random-looking and never zero at a fraction of the
     // time. The CPU's scaled-down cases stay below it.
     constexpr std::int64_t kFreshElements = std::int64_t{1} << 22;
+    const std::size_t index = inputs.size();
+    if (index < wcase.group_ends.size() && wcase.group_ends[index]) {
+      const std::vector<std::int64_t> ends =
+          random_group_ends(host.numel(), *wcase.group_ends[index], rng);
+      for (std::size_t g = 0; g < ends.size(); ++g)
+        store_from_double(spec->dtype, static_cast<double>(ends[g]), bytes + g * item);
+      inputs.emplace_back(device.is_cpu() ? std::move(host) : host.to(device, spec->dtype));
+      continue;
+    }
     const std::int64_t fresh = std::min(host.numel(), kFreshElements);
     for (std::int64_t i = 0; i < fresh; ++i) {
       double v = 0.0;

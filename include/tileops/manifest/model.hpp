@@ -78,6 +78,9 @@ struct TensorDecl {
   bool contiguous = false;  // contiguous: true
   bool buffer_out = false;  // outputs: buffer: out
   std::string alias;        // outputs: alias: <input>
+  // inputs: `values: "group_ends(<Dim>)"`: the Dim this int tensor's non-decreasing group ends
+  // finish at (docs/manifest.md §2). Only workloads read it; the signature cannot see data.
+  std::string group_ends;
   Origin origin;
 
   bool may_be_written() const noexcept { return mutated || mutated_when.has_value(); }

@@ -18,6 +18,9 @@ struct WorkloadCase {
       id;  // label, then each dtype case value in forall order, then dtype params, joined by '-'
   ParamMap params;
   std::vector<std::optional<TensorSpec>> inputs;  // signature order; nullopt for an omitted input
+  // Per input, in signature order: for an input with a `values: group_ends(<Dim>)` hint, the Dim's
+  // value in this case, where its random group ends must finish; nullopt for the others.
+  std::vector<std::optional<std::int64_t>> group_ends;
 };
 
 // One case per dtype case of the row (one case when the entry has no DType index). Input devices
