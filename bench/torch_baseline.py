@@ -229,11 +229,17 @@ NO_INPUTS = {"AlibiFwdOp"}
 
 
 def group_ends(rows, groups, generator):
-    """Non-decreasing int32 group ends with the last equal to `rows`: the values the manifest's
-    `values: "group_ends(M)"` hint asks for (tools/workloads/workload_cases.cpp makes ours)."""
-    cuts = torch.randint(0, rows + 1, (groups - 1,), generator=generator, device="cuda")
-    ends = torch.cat([cuts.sort().values, torch.tensor([rows], device="cuda")])
-    return ends.to(torch.int32)
+    """Group ends as tileops bench draws them for `values: "group_ends(M)"` (Note [Random group
+    ends] in tools/workloads/workload_cases.cpp): sorted uniform cut points in [0, rows], about a
+    quarter of the groups emptied, the last end equal to rows."""
+    ends = torch.randint(0, rows + 1, (groups,), generator=generator, device="cuda").sort().values
+    emptied = torch.randint(0, 4, (groups,), generator=generator, device="cuda") == 0
+    ends = ends.tolist()
+    for g in range(1, groups):
+        if emptied[g]:
+            ends[g] = ends[g - 1]
+    ends[-1] = rows
+    return torch.tensor(ends, dtype=torch.int32, device="cuda")
 
 
 def random_input(spec, generator):
