@@ -233,7 +233,7 @@ def group_ends(rows, groups, generator):
     ends] in tools/workloads/workload_cases.cpp): sorted uniform cut points in [0, rows], about a
     quarter of the groups emptied, the last end equal to rows."""
     ends = torch.randint(0, rows + 1, (groups,), generator=generator, device="cuda").sort().values
-    emptied = torch.randint(0, 4, (groups,), generator=generator, device="cuda") == 0
+    emptied = (torch.randint(0, 4, (groups,), generator=generator, device="cuda") == 0).tolist()
     ends = ends.tolist()
     for g in range(1, groups):
         if emptied[g]:
