@@ -3,11 +3,19 @@
 // The CUDA rows exist in CUDA builds only.
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/gemm.hpp"
+#if TILEOPS_WITH_CUDA
+#include "kernels/gemm/cuda/grouped_gemm_kernels.hpp"
+#endif
 
 namespace tileops::kernels {
 
 void gemm_implementations(ImplementationTable& table) {
+#if TILEOPS_WITH_CUDA
+  table.add<GroupedGemmFwdOp, cuda::GroupedGemmSm90>("grouped_gemm_sm90");
+  table.add<GroupedGemmFwdOp, cuda::GroupedGemmGeneralSm90>("grouped_gemm_general_sm90");
+#else
   (void)table;
+#endif
 }
 
 }  // namespace tileops::kernels
