@@ -312,7 +312,7 @@ TEST(CudaGroupedGemm, TheCheckingModeRaisesForTheFirstBadOffset) {
             "GroupedGemmFwdOp: offsets[1] = 1 is past the 0 rows of x");
 }
 
-TEST(CudaGroupedGemm, EmptyOutputsLaunchNothing) {
+TEST(CudaGroupedGemm, EmptyOutputsAndEmptySums) {
   TILEOPS_REQUIRE_CUDA();
   GroupedGemmFwdOp op;
   const Tensor none =
