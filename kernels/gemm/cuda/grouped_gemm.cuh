@@ -10,13 +10,17 @@
 //     end_g = min(M, max(0, offsets[0..g])), so a block computes all of them with a block-wide
 //     scan (chunks of kThreads groups), then each group's tiles ceil((end_g - end_{g-1}) / BM) and
 //     their prefix sum. The rows past end_{E-1} are one more "group" whose tiles write zeros.
-//   - The grid is ceil(M / BM) + E row tiles (splitting M rows into E + 1 runs adds at most one
-//     partial tile per split, so no schedule needs more) by ceil(N / BN) column tiles. Block x
-//     takes the x-th row tile of the schedule; blocks past the last one exit. Every block reads
-//     the E offsets (from L2 after the first): a few hundred integers against a K-long main loop.
+//   - The grid covers ceil(M / BM) + E row tiles (splitting M rows into E + 1 runs adds at most one
+//     partial tile per split, so no schedule needs more) by ceil(N / BN) column tiles; row tiles
+//     past the schedule's last exit. Every block reads the E offsets (from L2 after the first): a
+//     few hundred integers against a K-long main loop.
+//   - The grid is one-dimensional and walks bands of kBand row tiles column tile by column tile,
+//     so that the blocks resident at once share their x rows (one band) and w columns (the band's
+//     few experts) through L2. Row tiles in launch order instead would re-read x from memory for
+//     every column tile when groups are a tile or two tall (DeepSeek-V3: 128 rows per expert).
 //   - Whatever offsets holds, every row a block reads or writes lies in [0, M): the ends are
-//     clamped before they are used. Block (0, 0) checks the raw values and, in the checking mode,
-//     reports the first negative, decreasing or past-M offset (Note [Kernel checking mode]).
+//     clamped before they are used. The first block checks the raw values and, in the checking
+//     mode, reports the first negative, decreasing or past-M offset (Note [Kernel checking mode]).
 //
 // The main loop: tensor cores through nvcuda::wmma (16x16x16, float accumulation), 8 warps as 2
 // (rows) x 4 (columns), each warp 64 x 32 of the 128 x 128 tile (4 x 2 accumulator fragments),
@@ -52,6 +56,7 @@ constexpr int kFragsM = kWarpM / 16, kFragsN = kWarpN / 16;    // 4 x 2
 constexpr int kStages = 4;
 constexpr int kPad = 8;     // elements added to each shared row: 16 bytes
 constexpr int kVector = 8;  // 16-bit elements per 16-byte chunk
+constexpr int kBand = 8;    // row tiles per band of the launch order
 
 // Elements of one stage's tiles: x as [BM][BK + pad]; w as [BK][BN + pad] (row-major) or
 // [BN][BK + pad] (column-major).
@@ -80,6 +85,7 @@ struct GroupedGemmParams {
   T* out = nullptr;                       // [M, N] contiguous
   std::int64_t m = 0, n = 0, k = 0, groups = 0;
   std::int64_t w_expert = 0, w_ld = 0;
+  std::int64_t row_tiles = 0, col_tiles = 0;  // the grid: row_tiles * col_tiles blocks
   KernelCheckRecord* check = nullptr;
 };
 
@@ -108,14 +114,14 @@ __device__ std::int64_t block_inclusive_scan(std::int64_t v, Op op, std::int64_t
 }
 
 // Finds the block's tile from offsets (Note [Grouped GEMM kernel]); group = -1 when it has none.
-// Block (0, 0) reports the first bad offset to `check`.
+// The first block reports the first bad offset to `check`.
 template <class T>
 __device__ Tile find_tile(const GroupedGemmParams<T>& p, std::int64_t tile_index) {
   __shared__ std::int64_t warp_totals[kThreads / 32];
   __shared__ std::int64_t ends[kThreads];
   __shared__ std::int64_t chunk_tiles;
   __shared__ Tile tile;
-  const bool reports = p.check != nullptr && blockIdx.x == 0 && blockIdx.y == 0;
+  const bool reports = p.check != nullptr && blockIdx.x == 0;
   if (threadIdx.x == 0) tile = Tile{-1, 0, 0};
   __syncthreads();
   std::int64_t carry_end = 0, carry_tiles = 0;
@@ -253,9 +259,15 @@ __global__ void __launch_bounds__(grouped_gemm::kThreads, 2)
   T* const sa = reinterpret_cast<T*>(shared);
   T* const sb = sa + kStages * kATile;
 
-  const Tile t = find_tile(p, blockIdx.x);
+  // Block -> (row tile, column tile): bands of kBand row tiles, column tile by column tile.
+  const std::int64_t block = blockIdx.x;
+  const std::int64_t band = block / (kBand * p.col_tiles);
+  const std::int64_t in_band = block - band * kBand * p.col_tiles;
+  const std::int64_t left = p.row_tiles - band * kBand;
+  const std::int64_t band_rows = left < kBand ? left : kBand;
+  const Tile t = find_tile(p, band * kBand + in_band % band_rows);
   if (t.group < 0) return;
-  const std::int64_t n0 = static_cast<std::int64_t>(blockIdx.y) * kBN;
+  const std::int64_t n0 = in_band / band_rows * kBN;
   if (t.group == p.groups) return write_zeros<T, kVectorLoads>(p, t, n0);
 
   const T* const w = p.w + t.group * p.w_expert;

@@ -1,5 +1,5 @@
 // Instantiates the grouped GEMM kernels (grouped_gemm.cuh) and launches them: a grid of the
-// schedule's upper bound of row tiles by the column tiles (Note [Grouped GEMM kernel]).
+// schedule's upper bound of row tiles times the column tiles (Note [Grouped GEMM kernel]).
 #include <cuda_runtime.h>
 
 #include <limits>
@@ -42,14 +42,14 @@ void launch(const GroupedGemmTensors& t, KernelCheckRecord* check, cudaStream_t 
   const bool empty = t.m == 0 || t.n == 0;
   const std::int64_t row_tiles = empty ? 1 : ceil_div(t.m, gg::kBM) + t.groups;
   const std::int64_t col_tiles = empty ? 1 : ceil_div(t.n, gg::kBN);
-  if (row_tiles > std::numeric_limits<int>::max())
-    throw CheckError("grouped_gemm (cuda): " + std::to_string(row_tiles) +
-                     " row tiles; the grid holds at most " +
-                     std::to_string(std::numeric_limits<int>::max()));
-  if (col_tiles > 65535)
-    throw CheckError("grouped_gemm (cuda): N = " + std::to_string(t.n) + " needs " +
-                     std::to_string(col_tiles) + " column tiles; the grid holds at most 65535");
-  const dim3 grid(static_cast<unsigned>(row_tiles), static_cast<unsigned>(col_tiles));
+  // gridDim.x's limit is 2^31 - 1 blocks.
+  if (row_tiles > std::numeric_limits<int>::max() / col_tiles)
+    throw CheckError("grouped_gemm (cuda): " + std::to_string(row_tiles) + " row tiles by " +
+                     std::to_string(col_tiles) + " column tiles; the grid holds at most " +
+                     std::to_string(std::numeric_limits<int>::max()) + " blocks");
+  p.row_tiles = row_tiles;
+  p.col_tiles = col_tiles;
+  const dim3 grid(static_cast<unsigned>(row_tiles * col_tiles));
   grouped_gemm_kernel<T, kColumnMajor, kVectorLoads>
       <<<grid, gg::kThreads, gg::shared_bytes<kColumnMajor>(), stream>>>(p);
   TILEOPS_CUDA_CHECK_LAUNCH();
