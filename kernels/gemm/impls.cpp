@@ -4,6 +4,9 @@
 #include "kernels/gemm/cpu/gemm_kernels.hpp"
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/gemm.hpp"
+#if TILEOPS_WITH_CUDA
+#include "kernels/gemm/cuda/grouped_gemm_kernels.hpp"
+#endif
 
 namespace tileops::kernels {
 
@@ -11,6 +14,10 @@ void gemm_implementations(ImplementationTable& table) {
   table.add<GemmFwdOp, cpu::GemmCpuKernel>("gemm_cpu");
   table.add<BmmFwdOp, cpu::BmmCpuKernel>("bmm_cpu");
   table.add<GroupedGemmFwdOp, cpu::GroupedGemmCpuKernel>("grouped_gemm_cpu");
+#if TILEOPS_WITH_CUDA
+  table.add<GroupedGemmFwdOp, cuda::GroupedGemmSm90>("grouped_gemm_sm90");
+  table.add<GroupedGemmFwdOp, cuda::GroupedGemmGeneralSm90>("grouped_gemm_general_sm90");
+#endif
 }
 
 }  // namespace tileops::kernels
