@@ -3,11 +3,18 @@
 // The CUDA rows exist in CUDA builds only.
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/gemm.hpp"
+#if TILEOPS_WITH_CUDA
+#include "kernels/gemm/cuda/gemm_kernels.hpp"
+#endif
 
 namespace tileops::kernels {
 
 void gemm_implementations(ImplementationTable& table) {
   (void)table;
+#if TILEOPS_WITH_CUDA
+  table.add<GemmFwdOp, cuda::GemmCublasLtSm90>("gemm_cublaslt_sm90");
+  table.add<BmmFwdOp, cuda::BmmCublasLtSm90>("bmm_cublaslt_sm90");
+#endif
 }
 
 }  // namespace tileops::kernels
