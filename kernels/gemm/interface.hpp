@@ -42,16 +42,17 @@ struct GemmCall : CallSpecOf<GemmCall> {
   bool has_bias = false;
   std::int64_t n = 0;
   std::int64_t k = 0;
-  std::int64_t m_class = 0;      // gemm_size_class(M), 0 for M = 0
-  std::int64_t batch_class = 1;  // gemm_size_class(batch) of a bmm; 1 for a gemm
+  std::int64_t m_class = 0;        // gemm_size_class(M), 0 for M = 0
+  std::int64_t batch_class = 1;    // gemm_size_class(batch) of a bmm; 1 for a gemm
   bool a_batch_broadcast = false;  // bmm: a's matrices are one matrix (batch stride 0)
   bool b_batch_broadcast = false;  // bmm: b's matrices are one matrix (batch stride 0)
-  AccessClass access;            // pointers, leading dimensions and batch strides, in bytes
+  AccessClass access;              // pointers, leading dimensions and batch strides, in bytes
 
   auto fields() const {
     return std::tuple(field("dtype", dtype), field("a_column_major", a_column_major),
-                      field("b_column_major", b_column_major), field("has_bias", has_bias), field("n", n),
-                      field("k", k), field("m_class", m_class), field("batch_class", batch_class),
+                      field("b_column_major", b_column_major), field("has_bias", has_bias),
+                      field("n", n), field("k", k), field("m_class", m_class),
+                      field("batch_class", batch_class),
                       field("a_batch_broadcast", a_batch_broadcast),
                       field("b_batch_broadcast", b_batch_broadcast), field("access", access));
   }
@@ -74,8 +75,7 @@ class BmmFwdInterface : public KernelInterface {
   // out [L, M, N] = a [L, M, K] @ b [L, K, N], L the broadcast batch; a and b are 3-D views whose
   // batch stride is 0 where the call spec says the operand broadcasts, and whose matrices have the
   // layouts it names.
-  virtual void forward(const KernelContext& ctx, const Tensor& a, const Tensor& b,
-                       Tensor& out) = 0;
+  virtual void forward(const KernelContext& ctx, const Tensor& a, const Tensor& b, Tensor& out) = 0;
 };
 
 // One grouped product: the number of groups, the weight's layout and the weight shape key it; the
@@ -89,8 +89,9 @@ struct GroupedGemmCall : CallSpecOf<GroupedGemmCall> {
   AccessClass access;
 
   auto fields() const {
-    return std::tuple(field("dtype", dtype), field("w_column_major", w_column_major), field("groups", groups),
-                      field("n", n), field("k", k), field("access", access));
+    return std::tuple(field("dtype", dtype), field("w_column_major", w_column_major),
+                      field("groups", groups), field("n", n), field("k", k),
+                      field("access", access));
   }
 };
 

@@ -23,7 +23,8 @@ std::vector<std::string> split_tabs(const std::string& line) {
   std::size_t start = 0;
   for (;;) {
     const std::size_t tab = line.find('\t', start);
-    fields.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    fields.push_back(
+        line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
     if (tab == std::string::npos) return fields;
     start = tab + 1;
   }
@@ -48,8 +49,8 @@ void TuningStore::record(std::string_view implementation_key, std::string_view c
       throw CheckError(fmt::format(
           "tuning store: cannot record '{}': a field is empty or holds a tab or a newline", field));
   const std::lock_guard<std::mutex> lock(mutex_);
-  choices_[Key{std::string(implementation_key), std::string(device_arch),
-               std::string(call_spec)}] = std::string(choice);
+  choices_[Key{std::string(implementation_key), std::string(device_arch), std::string(call_spec)}] =
+      std::string(choice);
   if (!file_.empty()) save_locked(file_);
 }
 
@@ -119,7 +120,7 @@ void TuningStore::clear() {
 
 TuningStore& tuning_store() {
   // Initialised once; a malformed file throws out of the initialiser, and the next use tries again.
-  static TuningStore& store = [] () -> TuningStore& {
+  static TuningStore& store = []() -> TuningStore& {
     static TuningStore s;
     const char* path = std::getenv("TILEOPS_TUNING_FILE");
     if (path != nullptr && *path != '\0') {

@@ -2,13 +2,12 @@
 // format (Note [Tuning file format]), TILEOPS_TUNING_FILE, and the errors a malformed file raises.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 #include "common/env_guard.hpp"
 #include "common/test_helpers.hpp"
@@ -18,8 +17,8 @@
 namespace tileops {
 namespace {
 
-using ::testing::HasSubstr;
 using test_common::error_of;
+using ::testing::HasSubstr;
 
 // A file path in the test's temporary folder, removed (with its temporary) when the test ends.
 class TempFile {

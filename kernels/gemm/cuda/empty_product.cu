@@ -1,8 +1,7 @@
-#include "kernels/gemm/cuda/empty_product.hpp"
-
 #include <cuda_runtime_api.h>
 
 #include "cuda/check.hpp"
+#include "kernels/gemm/cuda/empty_product.hpp"
 
 namespace tileops::kernels::cuda {
 namespace {

@@ -16,7 +16,9 @@ namespace tileops::kernels::cuda {
 template <class Impl, class I>
 class CublasLtKernel : public CudaKernel<Impl, I> {
  public:
-  static std::optional<std::string> refusal(const GemmCall& call) { return LtMatmul::refusal(call); }
+  static std::optional<std::string> refusal(const GemmCall& call) {
+    return LtMatmul::refusal(call);
+  }
 
   CublasLtKernel(const GemmCall& call, std::string key)
       : CudaKernel<Impl, I>(call), matmul_(call, std::move(key)) {}

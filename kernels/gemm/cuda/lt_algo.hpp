@@ -30,10 +30,10 @@ std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::st
 
 }  // namespace tileops::kernels::cuda
 
-#define TILEOPS_CUBLASLT_CHECK(call)                                                        \
-  do {                                                                                      \
-    const cublasStatus_t tileops_lt_status_ = (call);                                       \
-    if (tileops_lt_status_ != CUBLAS_STATUS_SUCCESS)                                        \
-      ::tileops::kernels::cuda::throw_cublaslt_error(tileops_lt_status_, #call, __FILE__,   \
-                                                     __LINE__);                             \
+#define TILEOPS_CUBLASLT_CHECK(call)                                                      \
+  do {                                                                                    \
+    const cublasStatus_t tileops_lt_status_ = (call);                                     \
+    if (tileops_lt_status_ != CUBLAS_STATUS_SUCCESS)                                      \
+      ::tileops::kernels::cuda::throw_cublaslt_error(tileops_lt_status_, #call, __FILE__, \
+                                                     __LINE__);                           \
   } while (false)

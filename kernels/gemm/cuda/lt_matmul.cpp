@@ -1,5 +1,7 @@
 // LtMatmul (lt_matmul.hpp): descriptors, candidates, the per-shape plan cache and tuning of one
 // cuBLASLt product.
+#include "kernels/gemm/cuda/lt_matmul.hpp"
+
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -17,7 +20,6 @@
 #include "cuda/check.hpp"
 #include "cuda/runtime.hpp"
 #include "kernels/gemm/cuda/lt_algo.hpp"
-#include "kernels/gemm/cuda/lt_matmul.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/tuning.hpp"
 
@@ -45,7 +47,9 @@ constexpr int kCandidates = 8;
 constexpr std::size_t kPlanCacheCapacity = 64;
 
 struct LayoutDeleter {
-  void operator()(cublasLtMatrixLayout_t layout) const noexcept { cublasLtMatrixLayoutDestroy(layout); }
+  void operator()(cublasLtMatrixLayout_t layout) const noexcept {
+    cublasLtMatrixLayoutDestroy(layout);
+  }
 };
 using LayoutPtr = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LayoutDeleter>;
 
@@ -108,26 +112,27 @@ LtProblem representative_problem(const GemmCall& call) {
   return p;
 }
 
-// The per-device cuBLASLt handle, created at first use and kept for the process's life (a handle
-// destroyed at exit would race the driver's own teardown).
-cublasLtHandle_t device_handle(int device) {
-  static std::mutex mutex;
-  static std::map<int, cublasLtHandle_t> handles;
-  const std::lock_guard<std::mutex> lock(mutex);
-  auto it = handles.find(device);
-  if (it != handles.end()) return it->second;
-  cublasLtHandle_t handle = nullptr;
-  TILEOPS_CUBLASLT_CHECK(cublasLtCreate(&handle));
-  handles.emplace(device, handle);
-  return handle;
-}
-
-// The device as the tuning store names it: its architecture and model, since two parts of one
+// What an entry reads of its device, once per device for the process's life: the cuBLASLt handle
+// (one per device, as cuBLASLt asks; destroying it at exit would race the driver's own teardown)
+// and the device's name in the tuning store — its architecture and model, since two parts of one
 // architecture (H100, H200) tune differently.
-std::string device_arch_name(int device) {
+struct DeviceLt {
+  cublasLtHandle_t handle = nullptr;
+  std::string arch_name;
+};
+
+const DeviceLt& device_lt(int device) {
+  static std::mutex mutex;
+  static std::map<int, DeviceLt> devices;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = devices.find(device);
+  if (it != devices.end()) return it->second;
+  DeviceLt lt;
   cudaDeviceProp prop{};
   TILEOPS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-  return fmt::format("sm_{}{} {}", prop.major, prop.minor, prop.name);
+  lt.arch_name = fmt::format("sm_{}{} {}", prop.major, prop.minor, prop.name);
+  TILEOPS_CUBLASLT_CHECK(cublasLtCreate(&lt.handle));
+  return devices.emplace(device, std::move(lt)).first->second;
 }
 
 void warn_once(std::atomic<bool>& warned, const std::string& text) {
@@ -135,6 +140,8 @@ void warn_once(std::atomic<bool>& warned, const std::string& text) {
 }
 
 std::atomic<bool> g_stale_store_warned{false};
+std::atomic<bool> g_failing_store_warned{false};
+std::atomic<bool> g_unwritable_store_warned{false};
 
 }  // namespace
 
@@ -159,8 +166,8 @@ struct LtMatmul::State {
     std::size_t workspace = 0;
     std::string detail;
   };
-  using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t,
-                              std::int64_t, std::int64_t>;
+  using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                              std::int64_t>;
   std::map<ShapeKey, Plan> plans;
   std::string last_detail;
 
@@ -221,14 +228,14 @@ struct LtMatmul::State {
         plan.detail = fmt::format("{} ({})", describe_algo(*tuned), tuned_note);
         found = true;
       } else if (from_store) {
-        warn_once(g_stale_store_warned,
+        warn_once(g_failing_store_warned,
                   fmt::format("{}: the tuning store's choice for {} fails cublasLtMatmulAlgoCheck "
                               "at M = {}, batch = {}; using the heuristic there",
                               key, call.str(), p.m, p.batch));
       }
     }
-    for (const cublasLtMatmulAlgo_t& algo : found ? std::vector<cublasLtMatmulAlgo_t>{}
-                                                  : candidates_for(plan.layouts)) {
+    for (const cublasLtMatmulAlgo_t& algo :
+         found ? std::vector<cublasLtMatmulAlgo_t>{} : candidates_for(plan.layouts)) {
       if (auto workspace = check(plan.layouts, algo)) {
         plan.algo = algo;
         plan.workspace = *workspace;
@@ -265,8 +272,8 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   s.call = call;
   s.key = std::move(implementation_key);
   const int device = tileops::cuda::current_device();
-  s.handle = device_handle(device);
-  s.device_arch = device_arch_name(device);
+  s.handle = device_lt(device).handle;
+  s.device_arch = device_lt(device).arch_name;
   TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t trans_a = call.b_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t trans_b = call.a_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -284,15 +291,15 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   }
   TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&s.preference));
   const std::uint64_t max_workspace = kMaxWorkspace;
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(
-      s.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
-      sizeof(max_workspace)));
+  TILEOPS_CUBLASLT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(s.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &max_workspace, sizeof(max_workspace)));
   const std::uint32_t alignment = call.access.alignment;
   for (cublasLtMatmulPreferenceAttributes_t attribute :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(s.preference, attribute,
-                                                                &alignment, sizeof(alignment)));
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(s.preference, attribute, &alignment,
+                                                                sizeof(alignment)));
   if (call.n == 0 || call.k == 0 || call.m_class == 0) return;  // cuBLASLt never runs
   s.candidates = s.heuristic(make_layouts(call, representative_problem(call)));
   if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
@@ -303,9 +310,9 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
       s.tuning_done = true;
       s.from_store = true;
     } else {
-      warn_once(g_stale_store_warned,
-                fmt::format("{}: ignoring the tuning store's choice for {}: {}", s.key, call.str(),
-                            why));
+      warn_once(
+          g_stale_store_warned,
+          fmt::format("{}: ignoring the tuning store's choice for {}: {}", s.key, call.str(), why));
     }
   }
 }
@@ -320,8 +327,7 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
   if (call.access.alignment < dtype_size(call.dtype))
     return fmt::format("pointers aligned to {} bytes, less than one {} element",
                        call.access.alignment, dtype_name(call.dtype));
-  if (call.n == 0 || call.k == 0 || call.m_class == 0 || !call.device ||
-      !call.device->is_cuda())
+  if (call.n == 0 || call.k == 0 || call.m_class == 0 || !call.device || !call.device->is_cuda())
     return std::nullopt;
   // Whether the heuristic offers anything is a fact of the call spec: asked once per spec.
   static std::mutex mutex;
@@ -402,7 +408,13 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   tuned_note = fmt::format("tuned {:.1f} us", microseconds);
   from_store = false;
   plans.clear();
-  tuning_store().record(key, call.str(), device_arch, encode_algo(*best, microseconds));
+  // The choice serves this process whether or not the file can be written: a file that cannot is
+  // reported, not raised out of the call being served.
+  try {
+    tuning_store().record(key, call.str(), device_arch, encode_algo(*best, microseconds));
+  } catch (const TuningFileError& e) {
+    warn_once(g_unwritable_store_warned, e.what());
+  }
 }
 
 void LtMatmul::run(const KernelContext& ctx, const LtProblem& p, bool tune) {

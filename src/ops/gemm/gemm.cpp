@@ -2,12 +2,13 @@
 // classes are generated. Operands reach the kernels as views where their layout allows (Note [GEMM
 // operand layouts] in gemm_layout.hpp), planned before a kernel is selected so that a call no
 // kernel serves copies nothing.
+#include "tileops/ops/gemm.hpp"
+
 #include <algorithm>
 
 #include "kernels/gemm/interface.hpp"
 #include "ops/gemm/gemm_layout.hpp"
 #include "ops/op_support.hpp"
-#include "tileops/ops/gemm.hpp"
 
 namespace tileops {
 namespace {

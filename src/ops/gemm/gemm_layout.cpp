@@ -48,10 +48,9 @@ std::uint8_t alignment_of(const Tensor& t, const OperandPlan& plan) {
   // A copy is a fresh (aligned) allocation: only its ld and matrix stride count.
   const bool own_pointer = !plan.copy && !t.is_meta() && t.numel() > 0;
   const auto item = static_cast<std::uintptr_t>(t.itemsize());
-  const std::uintptr_t bits =
-      (own_pointer ? reinterpret_cast<std::uintptr_t>(t.data_ptr()) : 0) |
-      static_cast<std::uintptr_t>(plan.ld) * item |
-      static_cast<std::uintptr_t>(plan.batch_stride) * item | 16;
+  const std::uintptr_t bits = (own_pointer ? reinterpret_cast<std::uintptr_t>(t.data_ptr()) : 0) |
+                              static_cast<std::uintptr_t>(plan.ld) * item |
+                              static_cast<std::uintptr_t>(plan.batch_stride) * item | 16;
   return static_cast<std::uint8_t>(bits & (~bits + 1));
 }
 
@@ -87,10 +86,10 @@ OperandPlan plan_operand(const Tensor& t) {
 
 OperandPlan plan_operand(const Tensor& t, const Shape& batch) {
   const std::size_t rank = t.dim();
-  return plan_from(t,
-                   fit(t.shape()[rank - 2], t.shape()[rank - 1], t.strides()[rank - 2],
-                       t.strides()[rank - 1]),
-                   true, merged_batch_stride(batch, expanded_batch_strides(t, batch)));
+  return plan_from(
+      t,
+      fit(t.shape()[rank - 2], t.shape()[rank - 1], t.strides()[rank - 2], t.strides()[rank - 1]),
+      true, merged_batch_stride(batch, expanded_batch_strides(t, batch)));
 }
 
 Tensor operand_view(const Tensor& t, const OperandPlan& plan) {
@@ -112,8 +111,8 @@ Tensor operand_view(const Tensor& t, const Shape& batch, const OperandPlan& plan
     source = t.as_strided(full, strides, t.byte_offset()).contiguous();
   }
   const Shape matrix = view_strides(plan);
-  return source.as_strided(Shape{batch.numel(), r, c}, Shape{plan.batch_stride, matrix[0], matrix[1]},
-                           source.byte_offset());
+  return source.as_strided(Shape{batch.numel(), r, c},
+                           Shape{plan.batch_stride, matrix[0], matrix[1]}, source.byte_offset());
 }
 
 }  // namespace tileops::ops

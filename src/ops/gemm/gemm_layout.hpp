@@ -23,7 +23,7 @@ namespace tileops::ops {
 // How an operand will reach the kernels: planned from its geometry alone (meta tensors included),
 // so that a call spec is built, and a kernel selected, before anything is copied.
 struct OperandPlan {
-  bool copy = false;              // its strides fit no layout: a row-major copy is read
+  bool copy = false;  // its strides fit no layout: a row-major copy is read
   bool column_major = false;
   std::int64_t ld = 0;            // elements between rows (row-major) or columns (column-major)
   std::int64_t batch_stride = 0;  // elements between a batch's matrices; 0 broadcasts one matrix
