@@ -327,7 +327,10 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
   if (call.access.alignment < dtype_size(call.dtype))
     return fmt::format("pointers aligned to {} bytes, less than one {} element",
                        call.access.alignment, dtype_name(call.dtype));
-  if (call.n == 0 || call.k == 0 || call.m_class == 0 || !call.device || !call.device->is_cuda())
+  // The heuristic is asked only on a device this process sees: `tileops explain` states calls for
+  // an H200 it does not have, and there the answer is the static one.
+  if (call.n == 0 || call.k == 0 || call.m_class == 0 || !call.device || !call.device->is_cuda() ||
+      call.device->index >= tileops::cuda::device_count())
     return std::nullopt;
   // Whether the heuristic offers anything is a fact of the call spec: asked once per spec.
   static std::mutex mutex;
