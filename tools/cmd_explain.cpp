@@ -23,6 +23,7 @@
 #include "tileops/core/error.hpp"
 #include "tileops/op/accelerator.hpp"
 #include "tileops/op/dispatch.hpp"
+#include "tileops/op/kernel.hpp"
 #include "tileops/op/registry.hpp"
 
 namespace tileops::cli {
@@ -82,7 +83,11 @@ void print_event(const DispatchEvent& e) {
 void print_built(const Op& op, int depth) {
   for (const auto& i : op.op_class().interfaces()) {
     std::vector<std::string> keys;
-    for (const BuiltEntry& b : op.built_entries(i.name)) keys.push_back(b.key);
+    for (const BuiltEntry& b : op.built_entries(i.name)) {
+      const auto* kernel = dynamic_cast<const Kernel*>(b.entry.get());
+      const std::string detail = kernel ? kernel->detail() : std::string();
+      keys.push_back(detail.empty() ? b.key : fmt::format("{} [{}]", b.key, detail));
+    }
     fmt::print(
         "{:>{}}{}.{}: {}\n", "", 2 * depth + 2, op.name(), i.name,
         keys.empty() ? std::string("(nothing built)") : fmt::format("{}", fmt::join(keys, ", ")));

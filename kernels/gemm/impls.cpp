@@ -5,6 +5,7 @@
 #include "tileops/op/implementation_table.hpp"
 #include "tileops/ops/gemm.hpp"
 #if TILEOPS_WITH_CUDA
+#include "kernels/gemm/cuda/gemm_kernels.hpp"
 #include "kernels/gemm/cuda/grouped_gemm_kernels.hpp"
 #endif
 
@@ -15,6 +16,8 @@ void gemm_implementations(ImplementationTable& table) {
   table.add<BmmFwdOp, cpu::BmmCpuKernel>("bmm_cpu");
   table.add<GroupedGemmFwdOp, cpu::GroupedGemmCpuKernel>("grouped_gemm_cpu");
 #if TILEOPS_WITH_CUDA
+  table.add<GemmFwdOp, cuda::GemmCublasLtSm90>("gemm_cublaslt_sm90");
+  table.add<BmmFwdOp, cuda::BmmCublasLtSm90>("bmm_cublaslt_sm90");
   table.add<GroupedGemmFwdOp, cuda::GroupedGemmSm90>("grouped_gemm_sm90");
   table.add<GroupedGemmFwdOp, cuda::GroupedGemmGeneralSm90>("grouped_gemm_general_sm90");
 #endif

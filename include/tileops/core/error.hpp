@@ -74,6 +74,13 @@ class DLPackError : public Error {
   using Error::Error;
 };
 
+// A tuning file (TILEOPS_TUNING_FILE, include/tileops/op/tuning.hpp) is malformed or cannot be
+// read or written; the message names the file and, for a malformed one, the line.
+class TuningFileError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A CUDA runtime call failed.
 class CudaError : public Error {
  public:

@@ -57,6 +57,9 @@ class Kernel {
   // The device of the call spec the entry was built for (set by the framework when it builds the
   // entry through its KernelType; nullopt for an entry built any other way).
   const std::optional<Device>& device() const noexcept { return device_; }
+  // What the entry chose inside itself, for `tileops explain` and the built-entry listings (a
+  // library kernel's algorithm, tuned or from a heuristic); empty when it has no choice to show.
+  virtual std::string detail() const { return {}; }
 
   static std::vector<DeviceType> devices() { return {DeviceType::kCUDA}; }
   static std::optional<std::vector<int>> supported_archs() { return std::nullopt; }

@@ -1,0 +1,75 @@
+#include "kernels/gemm/cuda/lt_algo.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <sstream>
+
+#include "tileops/core/error.hpp"
+
+namespace tileops::kernels::cuda {
+namespace {
+
+template <class T>
+T config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
+  T value{};
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value), &written) !=
+      CUBLAS_STATUS_SUCCESS)
+    return T{};
+  return value;
+}
+
+}  // namespace
+
+void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError(fmt::format("cuBLASLt error at {}:{}: {}: {} ({})", file, line, call,
+                              cublasLtGetStatusName(status), cublasLtGetStatusString(status)));
+}
+
+bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b) {
+  return std::memcmp(a.data, b.data, sizeof(a.data)) == 0;
+}
+
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
+  return fmt::format("cublaslt algo {} tile {} stages {} splitk {} cluster {}",
+                     config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID),
+                     config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
+                     config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
+                     config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+                     config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID));
+}
+
+std::string encode_algo(const cublasLtMatmulAlgo_t& algo, double microseconds) {
+  std::string hex;
+  for (std::uint64_t word : algo.data) hex += fmt::format("{:016x}", word);
+  return fmt::format("cublaslt {} {} {:.2f}", cublasLtGetVersion(), hex, microseconds);
+}
+
+std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::string* why) {
+  std::istringstream in(text);
+  std::string tag, hex;
+  std::size_t version = 0;
+  if (!(in >> tag >> version >> hex) || tag != "cublaslt" || hex.size() != 128) {
+    *why = fmt::format("'{}' is not a stored cuBLASLt algorithm", text);
+    return std::nullopt;
+  }
+  if (version != cublasLtGetVersion()) {
+    *why = fmt::format("stored by cuBLASLt {}, and this process runs {}", version,
+                       cublasLtGetVersion());
+    return std::nullopt;
+  }
+  cublasLtMatmulAlgo_t algo{};
+  for (std::size_t i = 0; i < 8; ++i) {
+    const std::string word = hex.substr(16 * i, 16);
+    if (word.find_first_not_of("0123456789abcdef") != std::string::npos) {
+      *why = fmt::format("'{}' holds a character that is not a hex digit", word);
+      return std::nullopt;
+    }
+    algo.data[i] = std::stoull(word, nullptr, 16);
+  }
+  return algo;
+}
+
+}  // namespace tileops::kernels::cuda

@@ -1,0 +1,39 @@
+// cuBLASLt algorithms as the gemm entries show and store them, and the status check of every
+// cuBLASLt call. Private to kernels/gemm/cuda (it includes cublasLt.h).
+#pragma once
+
+#include <cublasLt.h>
+
+#include <optional>
+#include <string>
+
+namespace tileops::kernels::cuda {
+
+[[noreturn]] void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* file,
+                                       int line);
+
+bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b);
+
+// "cublaslt algo 21 tile 18 stages 4 splitk 1 cluster 2": the configuration attributes (tile,
+// stages and cluster are cuBLASLt's enum values: cublasLtMatmulTile_t, cublasLtMatmulStages_t,
+// cublasLtClusterShape_t).
+std::string describe_algo(const cublasLtMatmulAlgo_t& algo);
+
+// Note [Stored cuBLASLt algorithms]
+// An algorithm is cuBLASLt's opaque cublasLtMatmulAlgo_t (eight 64-bit words), valid for the
+// cuBLASLt version that produced it. It is stored as "cublaslt <version> <128 hex digits> <time in
+// us>", the version from cublasLtGetVersion(); a stored algorithm of another version, or one not
+// written so, is rejected (decode_algo says why), and one that fails cublasLtMatmulAlgoCheck for a
+// shape is passed over for that shape: both fall back to the heuristic, never to a refusal.
+std::string encode_algo(const cublasLtMatmulAlgo_t& algo, double microseconds);
+std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::string* why);
+
+}  // namespace tileops::kernels::cuda
+
+#define TILEOPS_CUBLASLT_CHECK(call)                                                      \
+  do {                                                                                    \
+    const cublasStatus_t tileops_lt_status_ = (call);                                     \
+    if (tileops_lt_status_ != CUBLAS_STATUS_SUCCESS)                                      \
+      ::tileops::kernels::cuda::throw_cublaslt_error(tileops_lt_status_, #call, __FILE__, \
+                                                     __LINE__);                           \
+  } while (false)

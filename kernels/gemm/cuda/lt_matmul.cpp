@@ -1,0 +1,449 @@
+// LtMatmul (lt_matmul.hpp): descriptors, candidates, the per-shape plan cache and tuning of one
+// cuBLASLt product.
+#include "kernels/gemm/cuda/lt_matmul.hpp"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "cuda/check.hpp"
+#include "cuda/runtime.hpp"
+#include "kernels/gemm/cuda/lt_algo.hpp"
+#include "tileops/core/error.hpp"
+#include "tileops/op/tuning.hpp"
+
+namespace tileops::kernels::cuda {
+namespace {
+
+// Note [cuBLASLt operand order]
+// cuBLASLt reads column-major matrices. A row-major out [M, N] is, byte for byte, the column-major
+// out^T [N, M], and out^T = b^T a^T; so cuBLASLt's A is our b and its B our a, with no copy and
+// no CUBLASLT_ORDER_ROW (whose support across algorithms and epilogues is narrower). A row-major b
+// [K, N] is the column-major b^T [N, K] as it stands (no transpose); a column-major b (W.t() of a
+// Linear weight W [N, K]) is read transposed; likewise for a. The bias epilogue adds a vector
+// along D's rows, which are our columns n: bias [N] as the manifest states it.
+//
+// Note [cuBLASLt workspace]
+// An algorithm may ask for workspace (split-K partials, stream-K fix-ups). The heuristic is
+// offered at most kMaxWorkspace, 32 MiB: the size torch gives cuBLAS and cuBLASLt on Hopper by
+// default. Each call takes what its algorithm reports from the library's stream-ordered allocator
+// on the call's stream (a capture records the allocation), so an entry holds no memory between
+// calls.
+constexpr std::size_t kMaxWorkspace = std::size_t{32} << 20;
+// Candidates the heuristic is asked for: enough to tune over, few enough to time in milliseconds.
+constexpr int kCandidates = 8;
+// Exact shapes (M, batch and the operands' strides) whose plans an entry keeps; cleared when full.
+constexpr std::size_t kPlanCacheCapacity = 64;
+
+struct LayoutDeleter {
+  void operator()(cublasLtMatrixLayout_t layout) const noexcept {
+    cublasLtMatrixLayoutDestroy(layout);
+  }
+};
+using LayoutPtr = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LayoutDeleter>;
+
+cudaDataType_t lt_type(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return CUDA_R_16F;
+    case DType::kBFloat16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
+  }
+}
+
+LayoutPtr make_layout(DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t ld,
+                      std::int64_t batch, std::int64_t batch_stride) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  TILEOPS_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&layout, lt_type(dtype),
+                                                    static_cast<std::uint64_t>(rows),
+                                                    static_cast<std::uint64_t>(cols), ld));
+  LayoutPtr owned(layout);
+  if (batch > 1) {
+    const auto count = static_cast<std::int32_t>(batch);
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(
+        layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride, sizeof(batch_stride)));
+  }
+  return owned;
+}
+
+// The three layouts of one exact shape, in cuBLASLt's order (Note [cuBLASLt operand order]).
+struct Layouts {
+  LayoutPtr lt_a;    // our b
+  LayoutPtr lt_b;    // our a
+  LayoutPtr lt_out;  // C and D
+};
+
+Layouts make_layouts(const GemmCall& call, const LtProblem& p) {
+  const std::int64_t m = p.m, n = call.n, k = call.k;
+  Layouts l;
+  l.lt_a = p.b.column_major ? make_layout(call.dtype, k, n, p.b.ld, p.batch, p.b.batch_stride)
+                            : make_layout(call.dtype, n, k, p.b.ld, p.batch, p.b.batch_stride);
+  l.lt_b = p.a.column_major ? make_layout(call.dtype, m, k, p.a.ld, p.batch, p.a.batch_stride)
+                            : make_layout(call.dtype, k, m, p.a.ld, p.batch, p.a.batch_stride);
+  l.lt_out = make_layout(call.dtype, n, m, n, p.batch, m * n);
+  return l;
+}
+
+// The problem the entry's candidates are asked for: the top of the call spec's M and batch
+// classes, operands packed (the leading dimensions and strides the call spec's alignment allows).
+LtProblem representative_problem(const GemmCall& call) {
+  LtProblem p;
+  p.m = std::max<std::int64_t>(call.m_class, 1);
+  p.batch = std::max<std::int64_t>(call.batch_class, 1);
+  p.a = {nullptr, call.a_column_major, call.a_column_major ? p.m : call.k,
+         call.a_batch_broadcast ? 0 : p.m * call.k};
+  p.b = {nullptr, call.b_column_major, call.b_column_major ? call.k : call.n,
+         call.b_batch_broadcast ? 0 : call.k * call.n};
+  return p;
+}
+
+// What an entry reads of its device, once per device for the process's life: the cuBLASLt handle
+// (one per device, as cuBLASLt asks; destroying it at exit would race the driver's own teardown)
+// and the device's name in the tuning store — its architecture and model, since two parts of one
+// architecture (H100, H200) tune differently.
+struct DeviceLt {
+  cublasLtHandle_t handle = nullptr;
+  std::string arch_name;
+};
+
+const DeviceLt& device_lt(int device) {
+  static std::mutex mutex;
+  static std::map<int, DeviceLt> devices;
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto it = devices.find(device);
+  if (it != devices.end()) return it->second;
+  DeviceLt lt;
+  cudaDeviceProp prop{};
+  TILEOPS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  lt.arch_name = fmt::format("sm_{}{} {}", prop.major, prop.minor, prop.name);
+  TILEOPS_CUBLASLT_CHECK(cublasLtCreate(&lt.handle));
+  return devices.emplace(device, std::move(lt)).first->second;
+}
+
+void warn_once(std::atomic<bool>& warned, const std::string& text) {
+  if (!warned.exchange(true)) std::fprintf(stderr, "tileops: warning: %s\n", text.c_str());
+}
+
+std::atomic<bool> g_stale_store_warned{false};
+std::atomic<bool> g_failing_store_warned{false};
+std::atomic<bool> g_unwritable_store_warned{false};
+
+}  // namespace
+
+struct LtMatmul::State {
+  GemmCall call;
+  std::string key;
+  std::string device_arch;
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+  std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's, for the representative problem
+
+  std::mutex mutex;  // guards what follows, and the bias pointer in `desc`
+  std::optional<cublasLtMatmulAlgo_t> tuned;
+  std::string tuned_note;  // "tuned 12.3 us" or "tuned, from the tuning store"
+  bool tuning_done = false;
+  bool from_store = false;  // `tuned` came from the tuning store, not from timing here
+
+  struct Plan {
+    Layouts layouts;
+    cublasLtMatmulAlgo_t algo{};
+    std::size_t workspace = 0;
+    std::string detail;
+  };
+  using ShapeKey = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                              std::int64_t>;
+  std::map<ShapeKey, Plan> plans;
+  std::string last_detail;
+
+  ~State() {
+    if (preference) cublasLtMatmulPreferenceDestroy(preference);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+
+  // The workspace `algo` needs for `l`, or nullopt when it cannot serve them.
+  std::optional<std::size_t> check(const Layouts& l, const cublasLtMatmulAlgo_t& algo) const {
+    cublasLtMatmulHeuristicResult_t result{};
+    if (cublasLtMatmulAlgoCheck(handle, desc, l.lt_a.get(), l.lt_b.get(), l.lt_out.get(),
+                                l.lt_out.get(), &algo, &result) != CUBLAS_STATUS_SUCCESS ||
+        result.workspaceSize > kMaxWorkspace)
+      return std::nullopt;
+    return result.workspaceSize;
+  }
+
+  std::vector<cublasLtMatmulAlgo_t> heuristic(const Layouts& l) const {
+    std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
+    int returned = 0;
+    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+        handle, desc, l.lt_a.get(), l.lt_b.get(), l.lt_out.get(), l.lt_out.get(), preference,
+        kCandidates, results.data(), &returned);
+    std::vector<cublasLtMatmulAlgo_t> algos;
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED) return algos;
+    TILEOPS_CUBLASLT_CHECK(status);
+    for (int i = 0; i < returned; ++i)
+      if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+        algos.push_back(results[static_cast<std::size_t>(i)].algo);
+    return algos;
+  }
+
+  // Every candidate for `l`: the entry's, then the heuristic's for the exact shape, each once.
+  std::vector<cublasLtMatmulAlgo_t> candidates_for(const Layouts& l) const {
+    std::vector<cublasLtMatmulAlgo_t> all = candidates;
+    for (const cublasLtMatmulAlgo_t& algo : heuristic(l)) {
+      bool seen = false;
+      for (const cublasLtMatmulAlgo_t& c : all) seen = seen || same_algo(c, algo);
+      if (!seen) all.push_back(algo);
+    }
+    return all;
+  }
+
+  // The plan of the exact shape of `p`: the tuned algorithm when it serves it, else the first
+  // candidate that passes cublasLtMatmulAlgoCheck (Note [Tuning a cuBLASLt entry]).
+  Plan& plan_for(const LtProblem& p) {
+    const ShapeKey shape{p.m, p.batch, p.a.ld, p.a.batch_stride, p.b.ld, p.b.batch_stride};
+    if (auto it = plans.find(shape); it != plans.end()) return it->second;
+    if (plans.size() >= kPlanCacheCapacity) plans.clear();
+    Plan plan;
+    plan.layouts = make_layouts(call, p);
+    bool found = false;
+    if (tuned) {
+      if (auto workspace = check(plan.layouts, *tuned)) {
+        plan.algo = *tuned;
+        plan.workspace = *workspace;
+        plan.detail = fmt::format("{} ({})", describe_algo(*tuned), tuned_note);
+        found = true;
+      } else if (from_store) {
+        warn_once(g_failing_store_warned,
+                  fmt::format("{}: the tuning store's choice for {} fails cublasLtMatmulAlgoCheck "
+                              "at M = {}, batch = {}; using the heuristic there",
+                              key, call.str(), p.m, p.batch));
+      }
+    }
+    for (const cublasLtMatmulAlgo_t& algo :
+         found ? std::vector<cublasLtMatmulAlgo_t>{} : candidates_for(plan.layouts)) {
+      if (auto workspace = check(plan.layouts, algo)) {
+        plan.algo = algo;
+        plan.workspace = *workspace;
+        plan.detail = fmt::format("{} (heuristic)", describe_algo(algo));
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      throw CudaError(fmt::format("{}: cuBLASLt has no algorithm for {} with M = {}, batch = {}",
+                                  key, call.str(), p.m, p.batch));
+    return plans.emplace(shape, std::move(plan)).first->second;
+  }
+
+  void set_bias(const void* bias) {
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                          &bias, sizeof(bias)));
+  }
+
+  cublasStatus_t matmul(const LtProblem& p, const Layouts& l, const cublasLtMatmulAlgo_t& algo,
+                        void* workspace, std::size_t workspace_bytes, cudaStream_t stream) const {
+    const float alpha = 1.0f, beta = 0.0f;
+    return cublasLtMatmul(handle, desc, &alpha, p.b.data, l.lt_a.get(), p.a.data, l.lt_b.get(),
+                          &beta, p.out, l.lt_out.get(), p.out, l.lt_out.get(), &algo, workspace,
+                          workspace_bytes, stream);
+  }
+
+  void tune(const KernelContext& ctx, const LtProblem& p, cudaStream_t stream);
+};
+
+LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.call = call;
+  s.key = std::move(implementation_key);
+  const int device = tileops::cuda::current_device();
+  s.handle = device_lt(device).handle;
+  s.device_arch = device_lt(device).arch_name;
+  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const cublasOperation_t trans_a = call.b_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t trans_b = call.a_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                        &trans_a, sizeof(trans_a)));
+  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                        &trans_b, sizeof(trans_b)));
+  if (call.has_bias) {
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType_t bias_type = lt_type(call.dtype);
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
+                                                          &epilogue, sizeof(epilogue)));
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(
+        s.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
+  }
+  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&s.preference));
+  const std::uint64_t max_workspace = kMaxWorkspace;
+  TILEOPS_CUBLASLT_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(s.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                           &max_workspace, sizeof(max_workspace)));
+  const std::uint32_t alignment = call.access.alignment;
+  for (cublasLtMatmulPreferenceAttributes_t attribute :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(s.preference, attribute, &alignment,
+                                                                sizeof(alignment)));
+  if (call.n == 0 || call.k == 0 || call.m_class == 0) return;  // cuBLASLt never runs
+  s.candidates = s.heuristic(make_layouts(call, representative_problem(call)));
+  if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
+    std::string why;
+    if (auto algo = decode_algo(*stored, &why)) {
+      s.tuned = algo;
+      s.tuned_note = "tuned, from the tuning store";
+      s.tuning_done = true;
+      s.from_store = true;
+    } else {
+      warn_once(
+          g_stale_store_warned,
+          fmt::format("{}: ignoring the tuning store's choice for {}: {}", s.key, call.str(), why));
+    }
+  }
+}
+
+LtMatmul::~LtMatmul() = default;
+
+std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
+  if (call.dtype != DType::kFloat16 && call.dtype != DType::kBFloat16 &&
+      call.dtype != DType::kFloat32)
+    return fmt::format("cuBLASLt serves float16, bfloat16 and float32, not {}",
+                       dtype_name(call.dtype));
+  if (call.access.alignment < dtype_size(call.dtype))
+    return fmt::format("pointers aligned to {} bytes, less than one {} element",
+                       call.access.alignment, dtype_name(call.dtype));
+  // The heuristic is asked only on a device this process sees: `tileops explain` states calls for
+  // an H200 it does not have, and there the answer is the static one.
+  if (call.n == 0 || call.k == 0 || call.m_class == 0 || !call.device || !call.device->is_cuda() ||
+      call.device->index >= tileops::cuda::device_count())
+    return std::nullopt;
+  // Whether the heuristic offers anything is a fact of the call spec: asked once per spec.
+  static std::mutex mutex;
+  static std::map<std::string, std::optional<std::string>> verdicts;
+  const std::string spec = call.str();
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = verdicts.find(spec); it != verdicts.end()) return it->second;
+  }
+  const tileops::cuda::DeviceGuard on_device(call.device->index);
+  const LtMatmul probe(call, "probe");
+  std::optional<std::string> verdict;
+  if (probe.state_->candidates.empty())
+    verdict = fmt::format(
+        "cuBLASLt's heuristic offers no algorithm for this call (alignment {} bytes, N = {}, K = "
+        "{})",
+        call.access.alignment, call.n, call.k);
+  const std::lock_guard<std::mutex> lock(mutex);
+  verdicts.emplace(spec, verdict);
+  return verdict;
+}
+
+// Note [Tuning a cuBLASLt entry]
+// Once tuning is requested (Kernel::request_tune), the next call the entry serves times every
+// candidate that passes cublasLtMatmulAlgoCheck for that call's exact shape — the heuristic's for
+// the call spec and for the shape — with events on the call's stream (kWarmups runs, then kRuns
+// timed ones each), keeps the fastest for every shape it serves and records it in the tuning
+// store, so that an entry built later for the same call spec and device starts tuned. Tuning alone
+// synchronises the host (on its stop events). A call made while its stream captures a graph
+// cannot time or synchronise: it runs the current choice, and the next uncaptured call tunes. The
+// candidates write `out`, which the chosen algorithm then writes again, so the call's result is
+// the chosen algorithm's.
+void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStream_t stream) {
+  constexpr int kWarmups = 3;
+  constexpr int kRuns = 10;
+  const Layouts layouts = make_layouts(call, p);
+  std::vector<std::pair<cublasLtMatmulAlgo_t, std::size_t>> runnable;
+  std::size_t most_workspace = 0;
+  for (const cublasLtMatmulAlgo_t& algo : candidates_for(layouts))
+    if (auto workspace = check(layouts, algo)) {
+      runnable.emplace_back(algo, *workspace);
+      most_workspace = std::max(most_workspace, *workspace);
+    }
+  tuning_done = true;
+  if (runnable.empty()) return;
+  const Tensor workspace = most_workspace == 0
+                               ? Tensor()
+                               : Tensor::empty(Shape{static_cast<std::int64_t>(most_workspace)},
+                                               DType::kUInt8, ctx.device, &ctx.stream);
+  void* workspace_ptr = workspace.defined() ? workspace.data_ptr() : nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  TILEOPS_CUDA_CHECK(cudaEventCreate(&start));
+  TILEOPS_CUDA_CHECK(cudaEventCreate(&stop));
+  float best_ms = 0;
+  std::optional<cublasLtMatmulAlgo_t> best;
+  for (const auto& [algo, bytes] : runnable) {
+    bool failed = false;
+    for (int i = 0; i < kWarmups && !failed; ++i)
+      failed = matmul(p, layouts, algo, workspace_ptr, bytes, stream) != CUBLAS_STATUS_SUCCESS;
+    if (failed) continue;
+    TILEOPS_CUDA_CHECK(cudaEventRecord(start, stream));
+    for (int i = 0; i < kRuns && !failed; ++i)
+      failed = matmul(p, layouts, algo, workspace_ptr, bytes, stream) != CUBLAS_STATUS_SUCCESS;
+    TILEOPS_CUDA_CHECK(cudaEventRecord(stop, stream));
+    TILEOPS_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (!failed && (!best || ms < best_ms)) {
+      best = algo;
+      best_ms = ms;
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!best) return;
+  const double microseconds = 1000.0 * best_ms / kRuns;
+  tuned = best;
+  tuned_note = fmt::format("tuned {:.1f} us", microseconds);
+  from_store = false;
+  plans.clear();
+  // The choice serves this process whether or not the file can be written: a file that cannot is
+  // reported, not raised out of the call being served.
+  try {
+    tuning_store().record(key, call.str(), device_arch, encode_algo(*best, microseconds));
+  } catch (const TuningFileError& e) {
+    warn_once(g_unwritable_store_warned, e.what());
+  }
+}
+
+void LtMatmul::run(const KernelContext& ctx, const LtProblem& p, bool tune) {
+  State& s = *state_;
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  auto stream = static_cast<cudaStream_t>(tileops::cuda::native_stream(ctx.stream));
+  if (s.call.has_bias) s.set_bias(p.bias);
+  if (tune && !s.tuning_done) {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    TILEOPS_CUDA_CHECK(cudaStreamIsCapturing(stream, &capture));
+    if (capture == cudaStreamCaptureStatusNone) s.tune(ctx, p, stream);
+  }
+  const State::Plan& plan = s.plan_for(p);
+  const Tensor workspace = plan.workspace == 0
+                               ? Tensor()
+                               : Tensor::empty(Shape{static_cast<std::int64_t>(plan.workspace)},
+                                               DType::kUInt8, ctx.device, &ctx.stream);
+  TILEOPS_CUBLASLT_CHECK(s.matmul(p, plan.layouts, plan.algo,
+                                  workspace.defined() ? workspace.data_ptr() : nullptr,
+                                  plan.workspace, stream));
+  s.last_detail = plan.detail;
+}
+
+std::string LtMatmul::detail() const {
+  const std::lock_guard<std::mutex> lock(state_->mutex);
+  return state_->last_detail;
+}
+
+}  // namespace tileops::kernels::cuda

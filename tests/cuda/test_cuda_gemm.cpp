@@ -1,0 +1,297 @@
+// GemmFwdOp and BmmFwdOp on the GPU through cuBLASLt (kernels/gemm/cuda/, docs/gemm.md): a float64
+// oracle written here over the inputs as rounded to their dtype, fresh random inputs and poisoned
+// outputs, both layouts of each operand, bias, the edge shapes, long K, the batch patterns, tuning
+// and graph capture. Each element's tolerance scales with sum_k |a||b| (float32 accumulation).
+#include <gmock/gmock.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_testing.hpp"
+#include "test_stream.hpp"
+#include "tileops/op/tuning.hpp"
+#include "tileops/ops/gemm.hpp"
+
+namespace tileops::test_cuda {
+namespace {
+
+std::uint64_t next_seed() {
+  static std::uint64_t seed = 0x5eed;
+  return ++seed;
+}
+
+// The unit roundoff of a dtype's results.
+double unit_roundoff(DType dtype) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return std::ldexp(1.0, -11);
+    case DType::kBFloat16:
+      return std::ldexp(1.0, -8);
+    default:
+      return std::ldexp(1.0, -24);
+  }
+}
+
+// A [rows, cols] operand (or [batch, rows, cols]) in the layout asked for: column-major is the
+// transposed view of a contiguous [cols, rows] tensor, as W.t() of a Linear weight.
+Tensor operand(std::int64_t batch, std::int64_t rows, std::int64_t cols, bool column_major,
+               DType dtype) {
+  if (!column_major)
+    return batch == 0 ? random_gpu({rows, cols}, dtype, next_seed())
+                      : random_gpu({batch, rows, cols}, dtype, next_seed());
+  if (batch == 0)
+    return random_gpu({cols, rows}, dtype, next_seed())
+        .as_strided(Shape{rows, cols}, Shape{1, rows}, 0);
+  return random_gpu({batch, cols, rows}, dtype, next_seed())
+      .as_strided(Shape{batch, rows, cols}, Shape{rows * cols, 1, rows}, 0);
+}
+
+// Checks out [M, N] (matrix `l` of a batch) = a [M, K] @ b [K, N] (+ bias) in float64, at rows
+// `rows` and columns `cols` (all of them when empty).
+struct Matrices {
+  std::vector<double> a, b, bias, out;
+  std::int64_t m = 0, k = 0, n = 0;
+};
+
+void expect_product(const Matrices& x, DType dtype, std::vector<std::int64_t> rows = {},
+                    std::vector<std::int64_t> cols = {}) {
+  const bool all = rows.empty() && cols.empty();
+  auto check = [&](std::int64_t i, std::int64_t j) {
+    double ref = x.bias.empty() ? 0.0 : x.bias[static_cast<std::size_t>(j)];
+    double magnitude = std::abs(ref);
+    for (std::int64_t p = 0; p < x.k; ++p) {
+      const double t =
+          x.a[static_cast<std::size_t>(i * x.k + p)] * x.b[static_cast<std::size_t>(p * x.n + j)];
+      ref += t;
+      magnitude += std::abs(t);
+    }
+    const double got = x.out[static_cast<std::size_t>(i * x.n + j)];
+    const double tol =
+        unit_roundoff(dtype) * std::abs(ref) + std::ldexp(1.0, -16) * magnitude + 1e-30;
+    ASSERT_LE(std::abs(got - ref), tol)
+        << "out[" << i << ", " << j << "] = " << got << ", expected " << ref << " (M " << x.m
+        << ", K " << x.k << ", N " << x.n << ", " << dtype_name(dtype) << ")";
+  };
+  if (all) {
+    for (std::int64_t i = 0; i < x.m; ++i)
+      for (std::int64_t j = 0; j < x.n; ++j) check(i, j);
+    return;
+  }
+  for (std::int64_t i : rows)
+    for (std::int64_t j = 0; j < x.n; ++j) check(i, j);
+  for (std::int64_t j : cols)
+    for (std::int64_t i = 0; i < x.m; ++i) check(i, j);
+}
+
+std::vector<double> values(const Tensor& t) { return host_values(t).values; }
+
+// One GemmFwdOp call on fresh inputs into a poisoned output, checked.
+void check_gemm(GemmFwdOp& op, DType dtype, std::int64_t m, std::int64_t k, std::int64_t n,
+                bool a_column_major, bool b_column_major, bool with_bias,
+                bool sample_rows_and_columns = false) {
+  const Tensor a = operand(0, m, k, a_column_major, dtype);
+  const Tensor b = operand(0, k, n, b_column_major, dtype);
+  std::optional<Tensor> bias;
+  if (with_bias) bias = random_gpu({n}, dtype, next_seed());
+  Tensor out = poisoned_gpu({m, n}, dtype);
+  op(a, b, bias, CallOptions{out});
+  Matrices x{values(a), values(b), bias ? values(*bias) : std::vector<double>{}, values(out), m,
+             k,         n};
+  SCOPED_TRACE(::testing::Message()
+               << "a " << (a_column_major ? "column" : "row") << "-major, b "
+               << (b_column_major ? "column" : "row") << "-major, bias " << with_bias);
+  if (!sample_rows_and_columns || m == 0 || n == 0) return expect_product(x, dtype);
+  std::mt19937_64 rng(next_seed());
+  std::vector<std::int64_t> rows, cols;
+  for (int i = 0; i < 4; ++i) {
+    rows.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(m)));
+    cols.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n)));
+  }
+  expect_product(x, dtype, rows, cols);
+}
+
+TEST(CudaGemm, BothLayoutsOfEachOperandWithAndWithoutBias) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes)
+    for (bool a_col : {false, true})
+      for (bool b_col : {false, true})
+        for (bool bias : {false, true}) {
+          GemmFwdOp op;
+          // N and K are no multiple of 8: rows 2-byte aligned in bfloat16 and float16.
+          check_gemm(op, dtype, 37, 75, 53, a_col, b_col, bias);
+          check_gemm(op, dtype, 256, 128, 192, a_col, b_col, bias);
+          EXPECT_EQ(only_key(op, "gemm"), "gemm_cublaslt_sm90");
+        }
+}
+
+TEST(CudaGemm, EdgeShapes) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes) {
+    GemmFwdOp op;
+    for (std::int64_t m : {0, 1, 3, 17, 1000}) check_gemm(op, dtype, m, 64, 40, false, true, true);
+    check_gemm(op, dtype, 5, 64, 0, false, false, true);   // N = 0: nothing to write
+    check_gemm(op, dtype, 5, 0, 24, false, false, true);   // K = 0: the bias
+    check_gemm(op, dtype, 5, 0, 24, false, false, false);  // K = 0: zeros
+    check_gemm(op, dtype, 1, 7, 1, true, true, false);
+  }
+}
+
+TEST(CudaGemm, LongKChecksWholeRowsAndColumns) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes) {
+    GemmFwdOp op;
+    check_gemm(op, dtype, 96, 16384, 160, false, true, true, true);
+    check_gemm(op, dtype, 7, 16383, 33, true, false, false, true);
+  }
+}
+
+// The index of the matrix of an operand with batch axes `axes` that broadcasts to matrix `l` of
+// the batch `batch` (axes aligned at the right, an axis of 1 broadcast).
+std::int64_t broadcast_matrix(std::int64_t l, const Shape& batch, const Shape& axes) {
+  std::int64_t index = 0, stride = 1;
+  for (std::size_t i = batch.size(); i-- > 0;) {
+    const std::int64_t coordinate = l % batch[i];
+    l /= batch[i];
+    const std::size_t from_right = batch.size() - 1 - i;
+    if (from_right >= axes.size()) continue;
+    const std::int64_t extent = axes[axes.size() - 1 - from_right];
+    if (extent != 1) index += coordinate * stride;
+    stride *= extent;
+  }
+  return index;
+}
+
+Shape leading(const Shape& shape) {
+  Shape out;
+  for (std::size_t i = 0; i + 2 < shape.size(); ++i) out.push_back(shape[i]);
+  return out;
+}
+
+// A bmm call into a poisoned `out_shape`, checked matrix by matrix.
+void check_bmm(BmmFwdOp& op, const Tensor& a, const Tensor& b, const Shape& out_shape,
+               DType dtype) {
+  Tensor out = poisoned_gpu(out_shape, dtype);
+  op(a, b, CallOptions{out});
+  const std::int64_t m = out_shape[out_shape.size() - 2], n = out_shape[out_shape.size() - 1];
+  const std::int64_t k = a.shape()[a.dim() - 1];
+  const Shape batch = leading(out_shape);
+  const std::vector<double> av = values(a), bv = values(b), ov = values(out);
+  for (std::int64_t l = 0; l < batch.numel(); ++l) {
+    const std::int64_t la = broadcast_matrix(l, batch, leading(a.shape()));
+    const std::int64_t lb = broadcast_matrix(l, batch, leading(b.shape()));
+    Matrices x;
+    x.m = m, x.k = k, x.n = n;
+    x.a.assign(av.begin() + la * m * k, av.begin() + (la + 1) * m * k);
+    x.b.assign(bv.begin() + lb * k * n, bv.begin() + (lb + 1) * k * n);
+    x.out.assign(ov.begin() + l * m * n, ov.begin() + (l + 1) * m * n);
+    SCOPED_TRACE(::testing::Message() << "matrix " << l);
+    expect_product(x, dtype);
+  }
+}
+
+TEST(CudaBmm, BatchPatterns) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes) {
+    SCOPED_TRACE(dtype_name(dtype));
+    BmmFwdOp op;
+    check_bmm(op, operand(3, 33, 40, false, dtype), operand(3, 40, 24, false, dtype), {3, 33, 24},
+              dtype);
+    check_bmm(op, operand(3, 33, 40, true, dtype), operand(3, 40, 24, true, dtype), {3, 33, 24},
+              dtype);
+    // One weight for the batch: folds into one GEMM of 4 * 33 rows.
+    check_bmm(op, operand(4, 33, 40, false, dtype), operand(0, 40, 24, true, dtype), {4, 33, 24},
+              dtype);
+    // a broadcast over b's batch.
+    check_bmm(op, operand(0, 33, 40, false, dtype), operand(5, 40, 24, false, dtype), {5, 33, 24},
+              dtype);
+    // [2, 1] against [1, 3]: materialised by the op.
+    check_bmm(op, random_gpu({2, 1, 9, 16}, dtype, next_seed()),
+              random_gpu({1, 3, 16, 10}, dtype, next_seed()), {2, 3, 9, 10}, dtype);
+    // A batch of one, and an empty K.
+    check_bmm(op, operand(1, 9, 16, false, dtype), operand(1, 16, 10, false, dtype), {1, 9, 10},
+              dtype);
+    check_bmm(op, operand(2, 9, 0, false, dtype), operand(2, 0, 10, false, dtype), {2, 9, 10},
+              dtype);
+  }
+}
+
+std::string detail_of(const Op& op, std::string_view interface) {
+  const std::vector<BuiltEntry> built = op.built_entries(interface);
+  if (built.size() != 1) return "";
+  const auto* kernel = dynamic_cast<const Kernel*>(built[0].entry.get());
+  return kernel ? kernel->detail() : "";
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(CudaGemm, TuningTimesTheCandidatesRecordsTheChoiceAndAFreshEntryStartsTuned) {
+  TILEOPS_REQUIRE_CUDA();
+  const DType dtype = DType::kBFloat16;
+  GemmFwdOp op;
+  check_gemm(op, dtype, 128, 512, 384, false, true, true);
+  EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("(heuristic)"));
+  op.request_tune();
+  check_gemm(op, dtype, 128, 512, 384, false, true, true);
+  EXPECT_THAT(detail_of(op, "gemm"), ::testing::MatchesRegex("cublaslt algo .* \\(tuned .* us\\)"));
+
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string saved = dir + "/gemm_tuning." + std::to_string(::getpid());
+  tuning_store().save(saved);
+  TuningStore fresh;
+  fresh.load(saved);
+  fresh.save(saved + ".again");
+  EXPECT_EQ(file_text(saved), file_text(saved + ".again"));
+  EXPECT_NE(file_text(saved).find("gemm_cublaslt_sm90\t"), std::string::npos);
+  std::remove(saved.c_str());
+  std::remove((saved + ".again").c_str());
+
+  GemmFwdOp later;  // a new instance builds a new entry, which reads the store
+  check_gemm(later, dtype, 100, 512, 384, false, true, true);
+  EXPECT_THAT(detail_of(later, "gemm"), ::testing::HasSubstr("tuned, from the tuning store"));
+}
+
+TEST(CudaGemm, ATunedCallIsCapturedAndReplaysOnNewValues) {
+  TILEOPS_REQUIRE_CUDA();
+  const TestStream s;
+  const DType dtype = DType::kFloat16;
+  GemmFwdOp op;
+  Tensor a = operand(0, 64, 200, false, dtype);
+  const Tensor b = operand(0, 200, 96, true, dtype);
+  const Tensor bias = random_gpu({96}, dtype, next_seed());
+  Tensor out = poisoned_gpu({64, 96}, dtype);
+  op(a, b, bias, CallOptions{out});  // warm-up: the entry is built outside the capture
+  op.request_tune();
+  // The next call is captured: it cannot tune, so it runs the heuristic's choice.
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  op(a, b, bias, CallOptions{out});
+  ASSERT_EQ(cudaStreamEndCapture(s.get(), &graph), cudaSuccess);
+  cudaGraphDestroy(graph);
+  EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("(heuristic)"));
+  op(a, b, bias, CallOptions{out});  // uncaptured: tunes
+  EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("tuned"));
+
+  ASSERT_EQ(cudaStreamBeginCapture(s.get(), cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  op(a, b, bias, CallOptions{out});
+  ASSERT_EQ(cudaStreamEndCapture(s.get(), &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  a.copy_from(random_host({64, 200}, dtype, next_seed()));
+  out.copy_from(poisoned_gpu({64, 96}, dtype));
+  ASSERT_EQ(cudaGraphLaunch(exec, s.get()), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(s.get()), cudaSuccess);
+  expect_product({values(a), values(b), values(bias), values(out), 64, 200, 96}, dtype);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+}
+
+}  // namespace
+}  // namespace tileops::test_cuda
