@@ -303,13 +303,14 @@ TEST(CudaGroupedGemm, TheCheckingModeRaisesForTheFirstBadOffset) {
       check_grouped(op, {64, k, 32, std::vector<std::int64_t>(c.ends.size(), 64), false, 0},
                     DType::kBFloat16);
     }
-  // Offsets are checked when the output is empty too.
+  // A call whose output is empty writes nothing and runs no kernel (docs/seeds.md,
+  // construction-and-calls Table 3, step 3), so its offsets are not read, as on the CPU.
   GroupedGemmFwdOp op;
   EXPECT_EQ(error_of<CheckError>([&] {
               op(Tensor::empty({0, 16}, DType::kBFloat16, gpu()),
                  random_gpu({2, 16, 8}, DType::kBFloat16, next_seed()), offsets_gpu({0, 1}));
             }),
-            "GroupedGemmFwdOp: offsets[1] = 1 is past the 0 rows of x");
+            "<no error>");
 }
 
 TEST(CudaGroupedGemm, EmptyOutputsAndEmptySums) {

@@ -45,6 +45,18 @@ constexpr std::size_t kMaxWorkspace = std::size_t{32} << 20;
 constexpr int kCandidates = 8;
 // Exact shapes (M, batch and the operands' strides) whose plans an entry keeps; cleared when full.
 constexpr std::size_t kPlanCacheCapacity = 64;
+// The split-K reductions that keep the float32 sum (Note [Split-K in float32]).
+constexpr std::uint32_t kFloat32Reductions =
+    CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+
+bool reduces_in_float32(const cublasLtMatmulAlgo_t& algo) {
+  std::uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
+  std::size_t written = 0;
+  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
+                                           sizeof(scheme), &written) != CUBLAS_STATUS_SUCCESS)
+    return false;
+  return (scheme & ~kFloat32Reductions) == 0;
+}
 
 struct LayoutDeleter {
   void operator()(cublasLtMatrixLayout_t layout) const noexcept {
@@ -300,11 +312,24 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(s.preference, attribute, &alignment,
                                                                 sizeof(alignment)));
+  // Note [Split-K in float32]: the manifest accumulates in float32 and rounds once. A split-K
+  // algorithm that adds its partial sums in the output type (CUBLASLT_REDUCTION_SCHEME_INPLACE or
+  // _OUTPUT_TYPE) rounds each partial to bfloat16 or float16 first, a few ulps off (seen on the
+  // H200: a bf16 bmm of K = 16 off by 4 ulps); only reductions in the compute type, or none, are
+  // offered, as torch asks when reduced-precision reductions are disallowed.
+  const std::uint32_t reductions = kFloat32Reductions;
+  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+      s.preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions, sizeof(reductions)));
   if (call.n == 0 || call.k == 0 || call.m_class == 0) return;  // cuBLASLt never runs
   s.candidates = s.heuristic(make_layouts(call, representative_problem(call)));
   if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
     std::string why;
-    if (auto algo = decode_algo(*stored, &why)) {
+    std::optional<cublasLtMatmulAlgo_t> algo = decode_algo(*stored, &why);
+    if (algo && !reduces_in_float32(*algo)) {
+      why = "its split-K reduction rounds partial sums to the output type";
+      algo.reset();
+    }
+    if (algo) {
       s.tuned = algo;
       s.tuned_note = "tuned, from the tuning store";
       s.tuning_done = true;
