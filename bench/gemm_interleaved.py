@@ -101,19 +101,48 @@ def run_case(row, generator):
     else:
         theirs = theirs_fn
     ours = lambda *args, out=None: op(*args, out=out)
-    # Enough calls per graph for about 2 ms of GPU time, from one eager estimate.
-    per_call, _ = graph_time(theirs, sets, outs, len(sets))
+    time_theirs, time_ours = timer(theirs, sets, outs), timer(ours, sets, outs)
+    # Enough calls per timing for about 2 ms of GPU time, from one estimate.
+    per_call = time_theirs(len(sets))
     calls = len(sets) * max(1, min(64, math.ceil(2e-3 / max(per_call * len(sets), 1e-7))))
     mine, torch_times = [], []
-    g_ours = g_theirs = None
     for _ in range(ROUNDS):
-        t, g_theirs = graph_time(theirs, sets, outs, calls) if g_theirs is None else (
-            replay_time(g_theirs, calls), g_theirs)
-        torch_times.append(t)
-        t, g_ours = graph_time(ours, sets, outs, calls) if g_ours is None else (
-            replay_time(g_ours, calls), g_ours)
-        mine.append(t)
+        torch_times.append(time_theirs(calls))
+        mine.append(time_ours(calls))
     return statistics.median(mine), statistics.median(torch_times)
+
+
+def eager_time(fn, sets, outs, calls):
+    """Seconds per call of back-to-back eager calls: for a torch path that cannot be captured
+    (torch._grouped_mm's float16 fallback copies offsets to the host)."""
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    fn(*sets[0], out=outs[0])
+    start.record()
+    for c in range(calls):
+        fn(*sets[c % len(sets)], out=outs[c % len(sets)])
+    stop.record()
+    stop.synchronize()
+    return start.elapsed_time(stop) * 1e-3 / calls
+
+
+def timer(fn, sets, outs):
+    """A function of the call count giving seconds per call: replays of a graph of that many
+    calls (captured at the first use of a count), else eager calls."""
+    graphs = {}
+
+    def time(calls):
+        if graphs.get(calls) is None and graphs.get("eager") is None:
+            try:
+                t, graphs[calls] = graph_time(fn, sets, outs, calls)
+                return t
+            except RuntimeError:
+                torch.cuda.synchronize()
+                graphs["eager"] = True
+        if graphs.get("eager"):
+            return eager_time(fn, sets, outs, calls)
+        return replay_time(graphs[calls], calls)
+
+    return time
 
 
 def replay_time(graph, calls):

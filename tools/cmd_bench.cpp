@@ -172,8 +172,13 @@ std::string json_strings(const std::vector<std::string>& items) {
 // "Op.interface=key" of each entry the op and its held sub-ops built.
 void collect_kernels(const Op& op, std::vector<std::string>& out) {
   for (const InterfaceDecl& i : op.op_class().interfaces())
-    for (const BuiltEntry& e : op.built_entries(i.name))
-      out.push_back(fmt::format("{}.{}={}", op.name(), i.name, e.key));
+    for (const BuiltEntry& e : op.built_entries(i.name)) {
+      // What the entry chose among its candidates (a tuned GEMM's algorithm), when it says.
+      const auto* kernel = dynamic_cast<const Kernel*>(e.entry.get());
+      const std::string detail = kernel ? kernel->detail() : std::string();
+      out.push_back(fmt::format("{}.{}={}{}", op.name(), i.name, e.key,
+                                detail.empty() ? "" : " [" + detail + "]"));
+    }
   for (const auto& sub : op.held_delegates()) collect_kernels(*sub, out);
 }
 
