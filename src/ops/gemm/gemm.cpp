@@ -59,13 +59,26 @@ Shape bmm_batch(const CallArgs& args) {
   return batch;
 }
 
-GemmPlan plan_bmm(const CallArgs& args, const Shape& batch) {
+// A bmm call as kernel calls: the batch split (Note [Bmm batch loops]) and the plan of the first
+// call's operands, which every call shares.
+struct BmmPlan {
+  Shape batch;
+  ops::BatchSplit split;
+  GemmPlan gemm;
+};
+
+BmmPlan plan_bmm(const CallArgs& args) {
   const Tensor& a = args.input(0);
   const Tensor& b = args.input(1);
-  GemmPlan plan{ops::plan_operand(a, batch), ops::plan_operand(b, batch), {}};
+  BmmPlan plan{bmm_batch(args), {}, {}};
+  plan.split = ops::split_batch(a, b, plan.batch);
+  const std::size_t outer = plan.split.outer_axes;
+  plan.gemm.a = ops::plan_operand(ops::outer_slice(a, plan.batch, outer, 0), plan.split.inner);
+  plan.gemm.b = ops::plan_operand(ops::outer_slice(b, plan.batch, outer, 0), plan.split.inner);
   const std::size_t rank = a.dim();
-  plan.call = gemm_call(args, plan.a, plan.b, a.shape()[rank - 2], a.shape()[rank - 1],
-                        b.shape()[b.dim() - 1], batch.numel());
+  plan.gemm.call = gemm_call(args, plan.gemm.a, plan.gemm.b, a.shape()[rank - 2],
+                             a.shape()[rank - 1], b.shape()[b.dim() - 1], plan.split.inner.numel());
+  plan.gemm.call.access.alignment = std::min(plan.gemm.call.access.alignment, plan.split.alignment);
   return plan;
 }
 
@@ -107,20 +120,26 @@ CallResult GemmFwdOp::forward(const CallArgs& args) {
 }
 
 KernelCalls BmmFwdOp::kernel_calls(const CallArgs& args) const {
-  return {KernelCall::of<kernels::BmmFwdInterface>(plan_bmm(args, bmm_batch(args)).call)};
+  return {KernelCall::of<kernels::BmmFwdInterface>(plan_bmm(args).gemm.call)};
 }
 
 CallResult BmmFwdOp::forward(const CallArgs& args) {
-  const Shape batch = bmm_batch(args);
-  const GemmPlan plan = plan_bmm(args, batch);
-  auto& kernel = kernel_entry<kernels::BmmFwdInterface>(plan.call);
-  const Tensor a = ops::operand_view(args.input(0), batch, plan.a);
-  const Tensor b = ops::operand_view(args.input(1), batch, plan.b);
+  const BmmPlan plan = plan_bmm(args);
+  auto& kernel = kernel_entry<kernels::BmmFwdInterface>(plan.gemm.call);
   Tensor out = allocate_output(args, 0);
   const Shape& s = out.shape();
-  const std::int64_t m = s[s.size() - 2], n = s[s.size() - 1];
-  Tensor out3 = out.as_strided(Shape{batch.numel(), m, n}, Shape{m * n, n, 1}, out.byte_offset());
-  kernel.forward(args.context(), a, b, out3);
+  const std::int64_t m = s[s.size() - 2], n = s[s.size() - 1], inner = plan.split.inner.numel();
+  const std::size_t outer = plan.split.outer_axes;
+  const auto out_step = static_cast<std::int64_t>(out.itemsize()) * inner * m * n;
+  for (std::int64_t call = 0; call < plan.split.calls; ++call) {
+    const Tensor a = ops::operand_view(ops::outer_slice(args.input(0), plan.batch, outer, call),
+                                       plan.split.inner, plan.gemm.a);
+    const Tensor b = ops::operand_view(ops::outer_slice(args.input(1), plan.batch, outer, call),
+                                       plan.split.inner, plan.gemm.b);
+    Tensor out3 =
+        out.as_strided(Shape{inner, m, n}, Shape{m * n, n, 1}, out.byte_offset() + call * out_step);
+    kernel.forward(args.context(), a, b, out3);
+  }
   return ops::single_output(std::move(out));
 }
 

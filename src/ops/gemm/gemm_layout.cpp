@@ -115,4 +115,52 @@ Tensor operand_view(const Tensor& t, const Shape& batch, const OperandPlan& plan
                            Shape{plan.batch_stride, matrix[0], matrix[1]}, source.byte_offset());
 }
 
+Tensor outer_slice(const Tensor& t, const Shape& batch, std::size_t outer_axes,
+                   std::int64_t index) {
+  const std::size_t lead = t.dim() - 2, first_batch_axis = batch.size() - lead;
+  const auto item = static_cast<std::int64_t>(t.itemsize());
+  std::int64_t offset = t.byte_offset();
+  for (std::size_t j = outer_axes; j-- > 0;) {
+    const std::int64_t coordinate = index % batch[j];
+    index /= batch[j];
+    if (j >= first_batch_axis && t.shape()[j - first_batch_axis] != 1)
+      offset += coordinate * t.strides()[j - first_batch_axis] * item;
+  }
+  Shape shape, strides;
+  for (std::size_t i = outer_axes > first_batch_axis ? outer_axes - first_batch_axis : 0;
+       i < t.dim(); ++i) {
+    shape.push_back(t.shape()[i]);
+    strides.push_back(t.strides()[i]);
+  }
+  return t.as_strided(shape, strides, offset);
+}
+
+BatchSplit split_batch(const Tensor& a, const Tensor& b, const Shape& batch) {
+  BatchSplit split;
+  split.inner = batch;
+  std::int64_t calls = 1;
+  for (std::size_t outer = 0; outer <= batch.size(); ++outer) {
+    if (outer > 0) calls *= batch[outer - 1];
+    if (calls > kMaxBatchLoop) break;
+    Shape inner;
+    for (std::size_t j = outer; j < batch.size(); ++j) inner.push_back(batch[j]);
+    if (plan_operand(outer_slice(a, batch, outer, 0), inner).copy ||
+        plan_operand(outer_slice(b, batch, outer, 0), inner).copy)
+      continue;
+    split.outer_axes = outer;
+    split.inner = inner;
+    split.calls = calls;
+    // Each call's operands start one outer step further: their alignment counts too.
+    std::uintptr_t bits = 16;
+    for (const Tensor* t : {&a, &b}) {
+      const std::size_t lead = t->dim() - 2, first_batch_axis = batch.size() - lead;
+      for (std::size_t j = first_batch_axis; j < outer; ++j)
+        bits |= static_cast<std::uintptr_t>(t->strides()[j - first_batch_axis]) * t->itemsize();
+    }
+    split.alignment = static_cast<std::uint8_t>(bits & (~bits + 1));
+    return split;
+  }
+  return split;  // materialised: one call over the whole batch
+}
+
 }  // namespace tileops::ops

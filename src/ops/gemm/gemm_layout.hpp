@@ -39,4 +39,25 @@ OperandPlan plan_operand(const Tensor& t, const Shape& batch);
 Tensor operand_view(const Tensor& t, const OperandPlan& plan);
 Tensor operand_view(const Tensor& t, const Shape& batch, const OperandPlan& plan);
 
+// Note [Bmm batch loops]
+// A broadcast batch whose axes do not merge into one stride, such as a [8, 1] batch against a
+// [1, 16] one, would be materialised (Note [GEMM operand layouts]): 128 copies of each operand.
+// Instead the batch is split into leading `outer` axes, a loop of kernel calls, and trailing
+// `inner` axes over which both operands do merge, each call a strided batch over them (here 8
+// calls of a batch of 16, nothing copied). The split with the fewest outer calls wins; past
+// kMaxBatchLoop calls the operands are materialised after all, as one call beats many.
+inline constexpr std::int64_t kMaxBatchLoop = 64;
+
+struct BatchSplit {
+  std::size_t outer_axes = 0;   // batch[0, outer_axes) are looped over
+  Shape inner;                  // the rest, one strided batch per call
+  std::int64_t calls = 1;       // the product of the outer axes
+  std::uint8_t alignment = 16;  // of the outer steps of both operands, in bytes
+};
+BatchSplit split_batch(const Tensor& a, const Tensor& b, const Shape& batch);
+
+// `t` [*batch', R, C] at the outer index `index` (row-major over batch[0, outer_axes)): the view
+// whose leading axes broadcast to the inner batch.
+Tensor outer_slice(const Tensor& t, const Shape& batch, std::size_t outer_axes, std::int64_t index);
+
 }  // namespace tileops::ops
