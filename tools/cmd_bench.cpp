@@ -148,7 +148,8 @@ std::string json_case_inputs(const manifest::Entry& entry, const manifest::Workl
     // A `values: group_ends(<Dim>)` input: other harnesses make the same kind of values.
     std::string values;
     if (i < wcase.group_ends.size() && wcase.group_ends[i])
-      values = fmt::format(", \"values\": \"group_ends\", \"values_bound\": {}", *wcase.group_ends[i]);
+      values =
+          fmt::format(", \"values\": \"group_ends\", \"values_bound\": {}", *wcase.group_ends[i]);
     out += fmt::format("{{\"name\": {}, \"shape\": {}], \"dtype\": {}{}}}",
                        json_string(entry.inputs[i].name), shape,
                        json_string(std::string(dtype_name(spec->dtype))), values);
