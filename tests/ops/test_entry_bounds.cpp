@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <set>
+#include <string>
 
+#include "tileops/op/dispatch.hpp"
 #include "tileops/ops/activation.hpp"
 #include "tileops/ops/elementwise.hpp"
+#include "tileops/ops/gemm.hpp"
 #include "tileops/ops/norm.hpp"
 #include "tileops/ops/reduction.hpp"
 
@@ -69,6 +73,24 @@ TEST(EntryBounds, GatedActivationOverTenThousandShapesKeepsOneKey) {
   for_each_shape([&](int a, int b, int c) { op(ones({a, b, 2 * c})); });
   EXPECT_EQ(op.cached_call_specs("silu_and_mul"), 1u);
   EXPECT_EQ(op.built_entries("silu_and_mul").size(), 1u);
+}
+
+TEST(EntryBounds, GemmOnTheGpuKeysMByItsPowerOfTwoClass) {
+  // The call specs a GPU would key GemmFwdOp by, for every M from 1 to 10,000 against one weight
+  // shape, stated without a GPU (explain_call on meta tensors): M keys by its power-of-two class,
+  // capped at 2^14 (Note [GEMM shape classes]), so 15 call specs, not 10,000.
+  GemmFwdOp gemm;
+  std::set<std::string> calls;
+  for (std::int64_t m = 1; m <= 10000; ++m) {
+    const std::optional<Tensor> inputs[] = {Tensor::meta({m, 4096}, DType::kBFloat16),
+                                            Tensor::meta({4096, 6144}, DType::kBFloat16),
+                                            std::nullopt};
+    for (const DispatchEvent& event :
+         gemm.explain_call(inputs, Device::cuda(0), DeviceFacts{90, 132, 0}))
+      calls.insert(event.call);
+  }
+  EXPECT_EQ(calls.size(), 15u);  // 1, 2, 4, ..., 8192 and 16384
+  EXPECT_TRUE(gemm.built_entries("gemm").empty());
 }
 
 }  // namespace
