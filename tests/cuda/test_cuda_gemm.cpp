@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -264,6 +265,55 @@ TEST(CudaGemm, TuningTimesTheCandidatesRecordsTheChoiceAndAFreshEntryStartsTuned
   GemmFwdOp later;  // a new instance builds a new entry, which reads the store
   check_gemm(later, dtype, 100, 512, 384, false, true, true);
   EXPECT_THAT(detail_of(later, "gemm"), ::testing::HasSubstr("tuned, from the tuning store"));
+}
+
+// Which candidate wins tuning depends on the device, so the classic cuBLAS candidate (Note [The
+// classic cuBLAS candidate]) is pinned through the store: every choice is rewritten to it, and
+// fresh entries must serve calls without bias with it, a batch with a broadcast operand included,
+// and ignore it for a call with bias.
+TEST(CudaGemm, AStoredClassicCuBlasChoiceServesCallsWithoutBiasOnly) {
+  TILEOPS_REQUIRE_CUDA();
+  const DType dtype = DType::kBFloat16;
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string saved = dir + "/gemm_classic." + std::to_string(::getpid());
+  tuning_store().save(saved + ".before");
+  {
+    GemmFwdOp plain, with_bias;
+    BmmFwdOp batched;
+    plain.request_tune();
+    with_bias.request_tune();
+    batched.request_tune();
+    check_gemm(plain, dtype, 1, 256, 384, false, true, false);
+    check_gemm(with_bias, dtype, 1, 256, 384, false, true, true);
+    check_bmm(batched, operand(4, 33, 40, false, dtype), operand(0, 40, 24, true, dtype),
+              {4, 33, 24}, dtype);
+  }
+  tuning_store().save(saved);
+  std::istringstream lines(file_text(saved));
+  std::ofstream rewritten(saved);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t tab = line.rfind('\t');
+    rewritten << (tab == std::string::npos ? line : line.substr(0, tab + 1) + "cublas gemmex 1.00")
+              << "\n";
+  }
+  rewritten.close();
+  tuning_store().clear();
+  tuning_store().load(saved);
+
+  GemmFwdOp plain, with_bias;
+  BmmFwdOp batched;
+  check_gemm(plain, dtype, 1, 256, 384, false, true, false);
+  EXPECT_EQ(detail_of(plain, "gemm"), "cublas gemmex (tuned, from the tuning store)");
+  check_bmm(batched, operand(4, 33, 40, false, dtype), operand(0, 40, 24, true, dtype), {4, 33, 24},
+            dtype);
+  EXPECT_EQ(detail_of(batched, "bmm"), "cublas gemmex (tuned, from the tuning store)");
+  check_gemm(with_bias, dtype, 1, 256, 384, false, true, true);
+  EXPECT_THAT(detail_of(with_bias, "gemm"), ::testing::HasSubstr("(heuristic)"));
+
+  tuning_store().clear();
+  tuning_store().load(saved + ".before");
+  std::remove(saved.c_str());
+  std::remove((saved + ".before").c_str());
 }
 
 TEST(CudaGemm, ATunedCallIsCapturedAndReplaysOnNewValues) {

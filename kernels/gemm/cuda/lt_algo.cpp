@@ -28,6 +28,11 @@ void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* f
                               cublasLtGetStatusName(status), cublasLtGetStatusString(status)));
 }
 
+void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
+  throw CudaError(fmt::format("cuBLAS error at {}:{}: {}: {} ({})", file, line, call,
+                              cublasLtGetStatusName(status), cublasLtGetStatusString(status)));
+}
+
 bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b) {
   return std::memcmp(a.data, b.data, sizeof(a.data)) == 0;
 }
@@ -70,6 +75,16 @@ std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::st
     algo.data[i] = std::stoull(word, nullptr, 16);
   }
   return algo;
+}
+
+std::string encode_classic(double microseconds) {
+  return fmt::format("{} {:.2f}", kClassicGemmName, microseconds);
+}
+
+bool is_stored_classic(const std::string& text) {
+  std::istringstream in(text);
+  std::string library, api;
+  return in >> library >> api && library + " " + api == kClassicGemmName;
 }
 
 }  // namespace tileops::kernels::cuda

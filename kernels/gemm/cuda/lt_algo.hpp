@@ -1,5 +1,5 @@
 // cuBLASLt algorithms as the gemm entries show and store them, and the status check of every
-// cuBLASLt call. Private to kernels/gemm/cuda (it includes cublasLt.h).
+// cuBLASLt and cuBLAS call. Private to kernels/gemm/cuda (it includes cublasLt.h).
 #pragma once
 
 #include <cublasLt.h>
@@ -11,6 +11,10 @@ namespace tileops::kernels::cuda {
 
 [[noreturn]] void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* file,
                                        int line);
+
+// cuBLAS and cuBLASLt share cublasStatus_t and its names; the message names the library.
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* call, const char* file,
+                                     int line);
 
 bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b);
 
@@ -28,6 +32,13 @@ std::string describe_algo(const cublasLtMatmulAlgo_t& algo);
 std::string encode_algo(const cublasLtMatmulAlgo_t& algo, double microseconds);
 std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::string* why);
 
+// The classic cuBLAS candidate (Note [The classic cuBLAS candidate] in lt_matmul.cpp) is stored as
+// "cublas gemmex <time in us>". It names no algorithm, only the API whose dispatch picks one, so it
+// carries no version: cublasGemmEx serves any shape of a call without bias in every version.
+inline constexpr const char* kClassicGemmName = "cublas gemmex";
+std::string encode_classic(double microseconds);
+bool is_stored_classic(const std::string& text);
+
 }  // namespace tileops::kernels::cuda
 
 #define TILEOPS_CUBLASLT_CHECK(call)                                                      \
@@ -36,4 +47,12 @@ std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::st
     if (tileops_lt_status_ != CUBLAS_STATUS_SUCCESS)                                      \
       ::tileops::kernels::cuda::throw_cublaslt_error(tileops_lt_status_, #call, __FILE__, \
                                                      __LINE__);                           \
+  } while (false)
+
+#define TILEOPS_CUBLAS_CHECK(call)                                                          \
+  do {                                                                                      \
+    const cublasStatus_t tileops_cublas_status_ = (call);                                   \
+    if (tileops_cublas_status_ != CUBLAS_STATUS_SUCCESS)                                    \
+      ::tileops::kernels::cuda::throw_cublas_error(tileops_cublas_status_, #call, __FILE__, \
+                                                   __LINE__);                               \
   } while (false)

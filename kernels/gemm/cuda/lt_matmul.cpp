@@ -1,14 +1,16 @@
 // LtMatmul (lt_matmul.hpp): descriptors, candidates, the per-shape plan cache and tuning of one
-// cuBLASLt product.
+// cuBLASLt product, with the classic cuBLAS API as one more tuning candidate.
 #include "kernels/gemm/cuda/lt_matmul.hpp"
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +46,21 @@ constexpr std::size_t kMaxWorkspace = std::size_t{32} << 20;
 // Candidates the heuristic is asked for: enough to tune over (the first 8 missed the best one of
 // some decode shapes on the H200), few enough to time in milliseconds.
 constexpr int kCandidates = 16;
+// Note [The classic cuBLAS candidate]
+// cuBLAS's own dispatch (cublasGemmEx) holds kernels that cuBLASLt's heuristic does not return:
+// for one row (a [1, 4096] @ [4096, 6144] bf16 decode product on the H200) torch.mm's
+// cublasGemmEx takes 15.8 us and the best of our 16 cuBLASLt candidates 17.8 us. So tuning times
+// it too, as one more candidate, and keeps it only when it is faster; an untuned call never uses
+// it. It takes the operands in cuBLASLt's order (Note [cuBLASLt operand order]) with
+// CUBLAS_COMPUTE_32F, on a handle whose math mode disallows reduced-precision split-K reductions
+// (Note [Split-K in float32]) and TF32. It serves only calls without bias (the classic API has no
+// bias epilogue) whose sizes fit its int arguments. cublasSetStream resets the handle's workspace,
+// and both are handle state, so each call sets the stream, then a workspace of kClassicWorkspace
+// from the library's allocator on the call's stream, then runs, under the device's lock: cuBLAS
+// never allocates on its own, which a graph capture could not record.
+// 32 MiB, as kMaxWorkspace: what torch gives cuBLAS on Hopper, so that cuBLAS dispatches as it
+// does under torch.mm, where it was measured.
+constexpr std::size_t kClassicWorkspace = kMaxWorkspace;
 // Exact shapes (M, batch and the operands' strides) whose plans an entry keeps; cleared when full.
 constexpr std::size_t kPlanCacheCapacity = 64;
 // The split-K reductions that keep the float32 sum (Note [Split-K in float32]).
@@ -125,12 +142,16 @@ LtProblem representative_problem(const GemmCall& call) {
   return p;
 }
 
-// What an entry reads of its device, once per device for the process's life: the cuBLASLt handle
-// (one per device, as cuBLASLt asks; destroying it at exit would race the driver's own teardown)
-// and the device's name in the tuning store — its architecture and model, since two parts of one
-// architecture (H100, H200) tune differently.
+// What an entry reads of its device, once per device for the process's life: the cuBLASLt and
+// cuBLAS handles (one per device, as both libraries ask; destroying them at exit would race the
+// driver's own teardown) and the device's name in the tuning store — its architecture and model,
+// since two parts of one architecture (H100, H200) tune differently.
 struct DeviceLt {
   cublasLtHandle_t handle = nullptr;
+  cublasHandle_t classic = nullptr;
+  // Guards the classic handle's stream and workspace from setting them to the gemm that reads them
+  // (Note [The classic cuBLAS candidate]).
+  mutable std::mutex classic_mutex;
   std::string arch_name;
 };
 
@@ -140,13 +161,23 @@ const DeviceLt& device_lt(int device) {
   const std::lock_guard<std::mutex> lock(mutex);
   auto it = devices.find(device);
   if (it != devices.end()) return it->second;
-  DeviceLt lt;
   cudaDeviceProp prop{};
   TILEOPS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  cublasLtHandle_t handle = nullptr;
+  TILEOPS_CUBLASLT_CHECK(cublasLtCreate(&handle));
+  cublasHandle_t classic = nullptr;
+  TILEOPS_CUBLAS_CHECK(cublasCreate(&classic));
+  TILEOPS_CUBLAS_CHECK(cublasSetMathMode(
+      classic, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                         CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  DeviceLt& lt = devices[device];
+  lt.handle = handle;
+  lt.classic = classic;
   lt.arch_name = fmt::format("sm_{}{} {}", prop.major, prop.minor, prop.name);
-  TILEOPS_CUBLASLT_CHECK(cublasLtCreate(&lt.handle));
-  return devices.emplace(device, std::move(lt)).first->second;
+  return lt;
 }
+
+bool fits_int(std::int64_t value) { return value <= std::numeric_limits<int>::max(); }
 
 void warn_once(std::atomic<bool>& warned, const std::string& text) {
   if (!warned.exchange(true)) std::fprintf(stderr, "tileops: warning: %s\n", text.c_str());
@@ -163,18 +194,21 @@ struct LtMatmul::State {
   std::string key;
   std::string device_arch;
   cublasLtHandle_t handle = nullptr;
+  const DeviceLt* device = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatmulPreference_t preference = nullptr;
   std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's, for the representative problem
 
   std::mutex mutex;  // guards what follows, and the bias pointer in `desc`
   std::optional<cublasLtMatmulAlgo_t> tuned;
-  std::string tuned_note;  // "tuned 12.3 us" or "tuned, from the tuning store"
+  bool tuned_classic = false;  // the classic cuBLAS candidate won; `tuned` is empty
+  std::string tuned_note;      // "tuned 12.3 us" or "tuned, from the tuning store"
   bool tuning_done = false;
   bool from_store = false;  // `tuned` came from the tuning store, not from timing here
 
   struct Plan {
     Layouts layouts;
+    bool classic = false;  // cublasGemmEx, not `algo`
     cublasLtMatmulAlgo_t algo{};
     std::size_t workspace = 0;
     std::string detail;
@@ -234,7 +268,11 @@ struct LtMatmul::State {
     Plan plan;
     plan.layouts = make_layouts(call, p);
     bool found = false;
-    if (tuned) {
+    if (tuned_classic && classic_serves(p)) {
+      plan.classic = true;
+      plan.detail = fmt::format("{} ({})", kClassicGemmName, tuned_note);
+      found = true;
+    } else if (tuned) {
       if (auto workspace = check(plan.layouts, *tuned)) {
         plan.algo = *tuned;
         plan.workspace = *workspace;
@@ -276,6 +314,39 @@ struct LtMatmul::State {
                           workspace_bytes, stream);
   }
 
+  bool classic_serves(const LtProblem& p) const {
+    return !call.has_bias && fits_int(p.m) && fits_int(call.n) && fits_int(call.k) &&
+           fits_int(p.a.ld) && fits_int(p.b.ld) && fits_int(p.batch);
+  }
+
+  // The classic cuBLAS candidate (Note [The classic cuBLAS candidate]); `workspace` holds
+  // kClassicWorkspace bytes.
+  cublasStatus_t classic_gemm(const LtProblem& p, void* workspace, cudaStream_t stream) const {
+    const float alpha = 1.0f, beta = 0.0f;
+    const cublasOperation_t trans_a = call.b_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cublasOperation_t trans_b = call.a_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const cudaDataType_t type = lt_type(call.dtype);
+    const auto m = static_cast<int>(call.n), n = static_cast<int>(p.m),
+               k = static_cast<int>(call.k);
+    const auto lda = static_cast<int>(p.b.ld), ldb = static_cast<int>(p.a.ld);
+    const std::lock_guard<std::mutex> lock(device->classic_mutex);
+    if (const cublasStatus_t status = cublasSetStream(device->classic, stream);
+        status != CUBLAS_STATUS_SUCCESS)
+      return status;
+    if (const cublasStatus_t status =
+            cublasSetWorkspace(device->classic, workspace, kClassicWorkspace);
+        status != CUBLAS_STATUS_SUCCESS)
+      return status;
+    if (p.batch == 1)
+      return cublasGemmEx(device->classic, trans_a, trans_b, m, n, k, &alpha, p.b.data, type, lda,
+                          p.a.data, type, ldb, &beta, p.out, type, m, CUBLAS_COMPUTE_32F,
+                          CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+    return cublasGemmStridedBatchedEx(
+        device->classic, trans_a, trans_b, m, n, k, &alpha, p.b.data, type, lda, p.b.batch_stride,
+        p.a.data, type, ldb, p.a.batch_stride, &beta, p.out, type, m, p.m * call.n,
+        static_cast<int>(p.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+  }
+
   void tune(const KernelContext& ctx, const LtProblem& p, cudaStream_t stream);
 };
 
@@ -285,7 +356,8 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   s.call = call;
   s.key = std::move(implementation_key);
   const int device = tileops::cuda::current_device();
-  s.handle = device_lt(device).handle;
+  s.device = &device_lt(device);
+  s.handle = s.device->handle;
   s.device_arch = device_lt(device).arch_name;
   TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t trans_a = call.b_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -325,7 +397,18 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   s.candidates = s.heuristic(make_layouts(call, representative_problem(call)));
   if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
     std::string why;
-    std::optional<cublasLtMatmulAlgo_t> algo = decode_algo(*stored, &why);
+    std::optional<cublasLtMatmulAlgo_t> algo;
+    if (is_stored_classic(*stored) && !call.has_bias) {
+      s.tuned_classic = true;
+      s.tuned_note = "tuned, from the tuning store";
+      s.tuning_done = true;
+      s.from_store = true;
+      return;
+    }
+    if (is_stored_classic(*stored))
+      why = "the classic cuBLAS API has no bias epilogue";
+    else
+      algo = decode_algo(*stored, &why);
     if (algo && !reduces_in_float32(*algo)) {
       why = "its split-K reduction rounds partial sums to the output type";
       algo.reset();
@@ -382,7 +465,8 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
 // Note [Tuning a cuBLASLt entry]
 // Once tuning is requested (Kernel::request_tune), the next call the entry serves times every
 // candidate that passes cublasLtMatmulAlgoCheck for that call's exact shape — the heuristic's for
-// the call spec and for the shape — with events on the call's stream (kWarmups runs, then kRuns
+// the call spec and for the shape — and, for a call without bias, cublasGemmEx (Note [The classic
+// cuBLAS candidate]), with events on the call's stream (kWarmups runs, then kRuns
 // timed ones each), keeps the fastest for every shape it serves and records it in the tuning
 // store, so that an entry built later for the same call spec and device starts tuned. Tuning alone
 // synchronises the host (on its stop events). A call made while its stream captures a graph
@@ -400,8 +484,10 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
       runnable.emplace_back(algo, *workspace);
       most_workspace = std::max(most_workspace, *workspace);
     }
+  const bool classic = classic_serves(p);
+  if (classic) most_workspace = std::max(most_workspace, kClassicWorkspace);
   tuning_done = true;
-  if (runnable.empty()) return;
+  if (runnable.empty() && !classic) return;
   const Tensor workspace = most_workspace == 0
                                ? Tensor()
                                : Tensor::empty(Shape{static_cast<std::int64_t>(most_workspace)},
@@ -416,43 +502,62 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   constexpr std::size_t kTimed = kRuns;
   std::vector<cudaEvent_t> events(2 * kTimed);
   for (cudaEvent_t& event : events) TILEOPS_CUDA_CHECK(cudaEventCreate(&event));
-  float best_ms = 0;
-  std::optional<cublasLtMatmulAlgo_t> best;
-  for (const auto& [algo, bytes] : runnable) {
+  // The median of one candidate's timed runs in ms, or nullopt when `launch` fails.
+  const auto median_ms = [&](const auto& launch) -> std::optional<float> {
     bool failed = false;
-    for (int i = 0; i < kWarmups && !failed; ++i)
-      failed = matmul(p, layouts, algo, workspace_ptr, bytes, stream) != CUBLAS_STATUS_SUCCESS;
+    for (int i = 0; i < kWarmups && !failed; ++i) failed = launch() != CUBLAS_STATUS_SUCCESS;
     for (std::size_t i = 0; i < kTimed && !failed; ++i) {
       TILEOPS_CUDA_CHECK(
           cudaMemsetAsync(flush.data_ptr(), static_cast<int>(i), flush.nbytes(), stream));
       TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
-      failed = matmul(p, layouts, algo, workspace_ptr, bytes, stream) != CUBLAS_STATUS_SUCCESS;
+      failed = launch() != CUBLAS_STATUS_SUCCESS;
       TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
     }
-    if (failed) continue;
+    if (failed) return std::nullopt;
     TILEOPS_CUDA_CHECK(cudaEventSynchronize(events.back()));
     std::vector<float> runs(kTimed);
     for (std::size_t i = 0; i < kTimed; ++i)
       TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&runs[i], events[2 * i], events[2 * i + 1]));
     const auto median = runs.begin() + static_cast<std::ptrdiff_t>(kTimed / 2);
     std::nth_element(runs.begin(), median, runs.end());
-    const float ms = *median;
-    if (!best || ms < best_ms) {
+    return *median;
+  };
+  std::optional<float> best_ms;
+  std::optional<cublasLtMatmulAlgo_t> best;
+  for (const auto& [algo, bytes] : runnable) {
+    const std::optional<float> ms =
+        median_ms([&] { return matmul(p, layouts, algo, workspace_ptr, bytes, stream); });
+    if (ms && (!best_ms || *ms < *best_ms)) {
       best = algo;
       best_ms = ms;
     }
   }
+  bool best_classic = false;
+  if (classic) {
+    const std::optional<float> ms =
+        median_ms([&] { return classic_gemm(p, workspace_ptr, stream); });
+    if (ms && (!best_ms || *ms < *best_ms)) {
+      best_classic = true;
+      best_ms = ms;
+    }
+  }
   for (cudaEvent_t event : events) cudaEventDestroy(event);
-  if (!best) return;
-  const double microseconds = 1000.0 * best_ms;
-  tuned = best;
+  if (!best_ms) return;
+  const double microseconds = 1000.0 * *best_ms;
+  tuned_classic = best_classic;
+  if (best_classic)
+    tuned.reset();
+  else
+    tuned = best;
   tuned_note = fmt::format("tuned {:.1f} us", microseconds);
   from_store = false;
   plans.clear();
   // The choice serves this process whether or not the file can be written: a file that cannot is
   // reported, not raised out of the call being served.
   try {
-    tuning_store().record(key, call.str(), device_arch, encode_algo(*best, microseconds));
+    tuning_store().record(
+        key, call.str(), device_arch,
+        best_classic ? encode_classic(microseconds) : encode_algo(*best, microseconds));
   } catch (const TuningFileError& e) {
     warn_once(g_unwritable_store_warned, e.what());
   }
@@ -469,6 +574,13 @@ void LtMatmul::run(const KernelContext& ctx, const LtProblem& p, bool tune) {
     if (capture == cudaStreamCaptureStatusNone) s.tune(ctx, p, stream);
   }
   const State::Plan& plan = s.plan_for(p);
+  if (plan.classic) {
+    const Tensor workspace = Tensor::empty(Shape{static_cast<std::int64_t>(kClassicWorkspace)},
+                                           DType::kUInt8, ctx.device, &ctx.stream);
+    TILEOPS_CUBLAS_CHECK(s.classic_gemm(p, workspace.data_ptr(), stream));
+    s.last_detail = plan.detail;
+    return;
+  }
   const Tensor workspace = plan.workspace == 0
                                ? Tensor()
                                : Tensor::empty(Shape{static_cast<std::int64_t>(plan.workspace)},
