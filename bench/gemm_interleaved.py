@@ -21,24 +21,12 @@ import sys
 import torch
 
 import tileops
+from torch_baseline import group_ends  # the same offsets tileops bench draws
 
 DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
           "int32": torch.int32}
 CEILING_FLOPS = 780e12
 ROUNDS = 7
-
-
-def group_ends(rows, groups, generator):
-    """As tileops bench draws `values: "group_ends(M)"` (Note [Random group ends])."""
-    ends = torch.randint(0, rows + 1, (groups,), generator=generator, device="cuda").sort().values
-    emptied = (torch.randint(0, 4, (groups,), generator=generator, device="cuda") == 0).tolist()
-    ends = ends.tolist()
-    for g in range(1, groups):
-        if emptied[g]:
-            ends[g] = ends[g - 1]
-    ends[-1] = rows
-    assert all(a <= b for a, b in zip(ends, ends[1:]))
-    return torch.tensor(ends, dtype=torch.int32, device="cuda")
 
 
 def make_input(spec, generator):
