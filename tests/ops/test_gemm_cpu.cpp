@@ -237,7 +237,8 @@ TEST(GroupedGemmCpu, OffsetsOutsideTheContractRaiseBeforeWriting) {
   const Tensor w = random_tensor({3, 4, 5}, DType::kBFloat16, 51);
   for (const auto& [ends, rule] :
        {std::pair(std::vector<double>{2, -1, 6}, "offsets[1] = -1 is negative"),
-        std::pair(std::vector<double>{4, 2, 6}, "offsets[1] = 2 is less than offsets[0] = 4"),
+        std::pair(std::vector<double>{4, 2, 6},
+                  "offsets[1] = 2 is below offsets[0]; offsets must be non-decreasing"),
         std::pair(std::vector<double>{2, 3, 7}, "offsets[2] = 7 is past the 6 rows of x")}) {
     Tensor out = poisoned_tensor({6, 5}, DType::kBFloat16);
     const std::string message = error_of<CheckError>([&] { op(x, w, int32_tensor(ends), {out}); });

@@ -1,12 +1,11 @@
 // Grouped GEMM on the CPU (the MoE expert layout of manifest/gemm.yaml): one cblas_sgemm per
 // non-empty group, after the group ends are checked.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "kernels/gemm/cpu/gemm_cpu.hpp"
 #include "kernels/gemm/cpu/sgemm.hpp"
+#include "kernels/gemm/grouped_gemm_messages.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops::kernels::cpu {
@@ -19,16 +18,8 @@ std::vector<std::int64_t> checked_ends(const Tensor& offsets, std::int64_t rows)
   std::vector<std::int64_t> ends(static_cast<std::size_t>(offsets.numel()));
   for (std::size_t g = 0; g < ends.size(); ++g) {
     ends[g] = raw[g];
-    const auto fail = [&](const std::string& rule) {
-      throw CheckError(fmt::format(
-          "GroupedGemmFwdOp: offsets[{}] = {} {}; offsets holds the non-decreasing ends of the "
-          "groups' rows, each in [0, M = {}]",
-          g, ends[g], rule, rows));
-    };
-    if (ends[g] < 0) fail("is negative");
-    if (g > 0 && ends[g] < ends[g - 1])
-      fail(fmt::format("is less than offsets[{}] = {}", g - 1, ends[g - 1]));
-    if (ends[g] > rows) fail(fmt::format("is past the {} rows of x", rows));
+    if (ends[g] < 0 || ends[g] > rows || (g > 0 && ends[g] < ends[g - 1]))
+      throw CheckError(bad_offset_message(static_cast<std::int64_t>(g), ends[g], rows));
   }
   return ends;
 }
