@@ -21,6 +21,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/runtime.hpp"
+#include "kernels/gemm/cuda/empty_product.hpp"
 #include "kernels/gemm/cuda/lt_algo.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/tuning.hpp"
@@ -53,13 +54,14 @@ constexpr int kCandidates = 16;
 // it too, as one more candidate, and keeps it only when it is faster; an untuned call never uses
 // it. It takes the operands in cuBLASLt's order (Note [cuBLASLt operand order]) with
 // CUBLAS_COMPUTE_32F, on a handle whose math mode disallows reduced-precision split-K reductions
-// (Note [Split-K in float32]) and TF32. It serves only calls without bias (the classic API has no
-// bias epilogue) whose sizes fit its int arguments. cublasSetStream resets the handle's workspace,
-// and both are handle state, so each call sets the stream, then a workspace of kClassicWorkspace
-// from the library's allocator on the call's stream, then runs, under the device's lock: cuBLAS
-// never allocates on its own, which a graph capture could not record.
-// 32 MiB, as kMaxWorkspace: what torch gives cuBLAS on Hopper, so that cuBLAS dispatches as it
-// does under torch.mm, where it was measured.
+// (Note [Split-K in float32]) and TF32. It serves calls whose sizes fit its int arguments; the
+// classic API has no bias epilogue, so a bias is first written to every row of out (the K = 0
+// kernel, empty_product.cu) and the product added to it with beta = 1. cublasSetStream resets the
+// handle's workspace, and both are handle state, so each call sets the stream, then a workspace of
+// kClassicWorkspace from the library's allocator on the call's stream, then runs, under the
+// device's lock: cuBLAS never allocates on its own, which a graph capture could not record. 32 MiB,
+// as kMaxWorkspace: what torch gives cuBLAS on Hopper, so that cuBLAS dispatches as it does under
+// torch.mm, where it was measured.
 constexpr std::size_t kClassicWorkspace = kMaxWorkspace;
 // Exact shapes (M, batch and the operands' strides) whose plans an entry keeps; cleared when full.
 constexpr std::size_t kPlanCacheCapacity = 64;
@@ -315,14 +317,19 @@ struct LtMatmul::State {
   }
 
   bool classic_serves(const LtProblem& p) const {
-    return !call.has_bias && fits_int(p.m) && fits_int(call.n) && fits_int(call.k) &&
-           fits_int(p.a.ld) && fits_int(p.b.ld) && fits_int(p.batch);
+    return fits_int(p.m) && fits_int(call.n) && fits_int(call.k) && fits_int(p.a.ld) &&
+           fits_int(p.b.ld) && fits_int(p.batch);
   }
 
   // The classic cuBLAS candidate (Note [The classic cuBLAS candidate]); `workspace` holds
   // kClassicWorkspace bytes.
   cublasStatus_t classic_gemm(const LtProblem& p, void* workspace, cudaStream_t stream) const {
-    const float alpha = 1.0f, beta = 0.0f;
+    // A bias is written to every row of out first and added with beta = 1: the float32 product and
+    // the bias are summed before the one rounding (the Lt epilogue rounds twice).
+    if (p.bias)
+      launch_empty_product(p.out, p.bias, call.n, p.batch * p.m * call.n, dtype_size(call.dtype),
+                           stream);
+    const float alpha = 1.0f, beta = p.bias ? 1.0f : 0.0f;
     const cublasOperation_t trans_a = call.b_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cublasOperation_t trans_b = call.a_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
     const cudaDataType_t type = lt_type(call.dtype);
@@ -398,17 +405,14 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
     std::string why;
     std::optional<cublasLtMatmulAlgo_t> algo;
-    if (is_stored_classic(*stored) && !call.has_bias) {
+    if (is_stored_classic(*stored)) {
       s.tuned_classic = true;
       s.tuned_note = "tuned, from the tuning store";
       s.tuning_done = true;
       s.from_store = true;
       return;
     }
-    if (is_stored_classic(*stored))
-      why = "the classic cuBLAS API has no bias epilogue";
-    else
-      algo = decode_algo(*stored, &why);
+    algo = decode_algo(*stored, &why);
     if (algo && !reduces_in_float32(*algo)) {
       why = "its split-K reduction rounds partial sums to the output type";
       algo.reset();
