@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -499,53 +500,61 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   void* workspace_ptr = workspace.defined() ? workspace.data_ptr() : nullptr;
   // Note [Tuning from HBM]: a model reads its weights from HBM, not from the L2, and the winner
   // differs (an algorithm that rereads a tile wins when the tile stays in L2). Each timed run is
-  // preceded by a write of twice the L2, which evicts the operands, and the median run counts.
+  // preceded by a write of twice the L2, which evicts the operands. The runs go in rounds, each
+  // round timing every candidate once, so that the clock the card holds, which drifts over the
+  // tuning (power, temperature), weighs on every candidate alike; each candidate's median counts.
+  // (Timed one candidate after another, the same call chose differently from run to run on the
+  // H200, a few per cent apart.)
   const std::int64_t l2 = std::max<std::int64_t>(tileops::cuda::facts(ctx.device.index).l2_bytes,
                                                  std::int64_t{50} << 20);
   const Tensor flush = Tensor::empty(Shape{2 * l2}, DType::kUInt8, ctx.device, &ctx.stream);
-  constexpr std::size_t kTimed = kRuns;
-  std::vector<cudaEvent_t> events(2 * kTimed);
+  // Every candidate as a launch: the cuBLASLt algorithms, then the classic API.
+  std::vector<std::function<cublasStatus_t()>> launches;
+  for (const auto& [algo, bytes] : runnable)
+    launches.emplace_back([&, algo = algo, bytes = bytes] {
+      return matmul(p, layouts, algo, workspace_ptr, bytes, stream);
+    });
+  if (classic) launches.emplace_back([&] { return classic_gemm(p, workspace_ptr, stream); });
+  const std::size_t count = launches.size();
+  std::vector<bool> failed(count, false);
+  for (std::size_t c = 0; c < count; ++c)
+    for (int i = 0; i < kWarmups && !failed[c]; ++i)
+      failed[c] = launches[c]() != CUBLAS_STATUS_SUCCESS;
+  constexpr auto kTimed = static_cast<std::size_t>(kRuns);
+  std::vector<cudaEvent_t> events(2 * kTimed * count);
   for (cudaEvent_t& event : events) TILEOPS_CUDA_CHECK(cudaEventCreate(&event));
-  // The median of one candidate's timed runs in ms, or nullopt when `launch` fails.
-  const auto median_ms = [&](const auto& launch) -> std::optional<float> {
-    bool failed = false;
-    for (int i = 0; i < kWarmups && !failed; ++i) failed = launch() != CUBLAS_STATUS_SUCCESS;
-    for (std::size_t i = 0; i < kTimed && !failed; ++i) {
+  const auto event = [&](std::size_t round, std::size_t c, std::size_t end) -> cudaEvent_t& {
+    return events[2 * (round * count + c) + end];
+  };
+  for (std::size_t round = 0; round < kTimed; ++round)
+    for (std::size_t c = 0; c < count; ++c) {
+      if (failed[c]) continue;
       TILEOPS_CUDA_CHECK(
-          cudaMemsetAsync(flush.data_ptr(), static_cast<int>(i), flush.nbytes(), stream));
-      TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * i], stream));
-      failed = launch() != CUBLAS_STATUS_SUCCESS;
-      TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * i + 1], stream));
+          cudaMemsetAsync(flush.data_ptr(), static_cast<int>(round), flush.nbytes(), stream));
+      TILEOPS_CUDA_CHECK(cudaEventRecord(event(round, c, 0), stream));
+      failed[c] = launches[c]() != CUBLAS_STATUS_SUCCESS;
+      TILEOPS_CUDA_CHECK(cudaEventRecord(event(round, c, 1), stream));
     }
-    if (failed) return std::nullopt;
-    TILEOPS_CUDA_CHECK(cudaEventSynchronize(events.back()));
+  TILEOPS_CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::optional<float> best_ms;
+  std::optional<std::size_t> best_candidate;
+  for (std::size_t c = 0; c < count; ++c) {
+    if (failed[c]) continue;
     std::vector<float> runs(kTimed);
-    for (std::size_t i = 0; i < kTimed; ++i)
-      TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&runs[i], events[2 * i], events[2 * i + 1]));
+    for (std::size_t round = 0; round < kTimed; ++round)
+      TILEOPS_CUDA_CHECK(
+          cudaEventElapsedTime(&runs[round], event(round, c, 0), event(round, c, 1)));
     const auto median = runs.begin() + static_cast<std::ptrdiff_t>(kTimed / 2);
     std::nth_element(runs.begin(), median, runs.end());
-    return *median;
-  };
-  std::optional<float> best_ms;
+    if (!best_ms || *median < *best_ms) {
+      best_ms = *median;
+      best_candidate = c;
+    }
+  }
+  const bool best_classic = classic && best_candidate == count - 1;
   std::optional<cublasLtMatmulAlgo_t> best;
-  for (const auto& [algo, bytes] : runnable) {
-    const std::optional<float> ms =
-        median_ms([&] { return matmul(p, layouts, algo, workspace_ptr, bytes, stream); });
-    if (ms && (!best_ms || *ms < *best_ms)) {
-      best = algo;
-      best_ms = ms;
-    }
-  }
-  bool best_classic = false;
-  if (classic) {
-    const std::optional<float> ms =
-        median_ms([&] { return classic_gemm(p, workspace_ptr, stream); });
-    if (ms && (!best_ms || *ms < *best_ms)) {
-      best_classic = true;
-      best_ms = ms;
-    }
-  }
-  for (cudaEvent_t event : events) cudaEventDestroy(event);
+  if (best_candidate && !best_classic) best = runnable[*best_candidate].first;
+  for (cudaEvent_t e : events) cudaEventDestroy(e);
   if (!best_ms) return;
   const double microseconds = 1000.0 * *best_ms;
   tuned_classic = best_classic;
