@@ -295,7 +295,9 @@ TEST(Concurrency, DispatchSinksAddedAndRemovedWhileThreadsSelect) {
   int heard_after_removal = 0;  // only the sink writes it, and calls to one sink are serialised
   on_threads(kThreads, [&](int t) {
     if (t == 0) {
-      for (int i = 0; i < 200; ++i) {
+      // At least 200 rounds, and on until the other threads have selected: under TSan on a busy
+      // machine they may not have started within 200 rounds.
+      for (int i = 0; i < 200 || selections.load() == 0; ++i) {
         bool removed = false;
         const DispatchSinkId id = add_dispatch_sink([&](const DispatchEvent&) {
           if (removed) ++heard_after_removal;
