@@ -18,6 +18,7 @@
 
 #include "common/env_guard.hpp"
 #include "common/test_helpers.hpp"
+#include "cuda/kernel_checks.hpp"
 #include "cuda/runtime.hpp"
 #include "references.hpp"
 #include "tileops/core/error.hpp"
@@ -140,5 +141,22 @@ inline std::string only_key(const Op& op, std::string_view interface) {
 // Shared with the other suites (tests/common/).
 using test_common::EnvGuard;
 using test_common::error_of;
+
+// The checking mode on for the guard's lifetime (TILEOPS_CHECK_KERNELS=1), then as before.
+class CheckingMode {
+ public:
+  CheckingMode() : env_(std::in_place, "TILEOPS_CHECK_KERNELS", "1") {
+    cuda::reload_kernel_checks_setting();
+  }
+  ~CheckingMode() {
+    env_.reset();
+    cuda::reload_kernel_checks_setting();
+  }
+  CheckingMode(const CheckingMode&) = delete;
+  CheckingMode& operator=(const CheckingMode&) = delete;
+
+ private:
+  std::optional<EnvGuard> env_;
+};
 
 }  // namespace tileops::test_cuda

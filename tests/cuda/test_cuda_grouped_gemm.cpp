@@ -257,23 +257,6 @@ TEST(CudaGroupedGemm, BadOffsetsAreClampedWithoutTheCheckingMode) {
         }
 }
 
-// The checking mode on for the guard's lifetime (TILEOPS_CHECK_KERNELS=1), then as before.
-class CheckingMode {
- public:
-  CheckingMode() : env_(std::in_place, "TILEOPS_CHECK_KERNELS", "1") {
-    cuda::reload_kernel_checks_setting();
-  }
-  ~CheckingMode() {
-    env_.reset();
-    cuda::reload_kernel_checks_setting();
-  }
-  CheckingMode(const CheckingMode&) = delete;
-  CheckingMode& operator=(const CheckingMode&) = delete;
-
- private:
-  std::optional<EnvGuard> env_;
-};
-
 TEST(CudaGroupedGemm, TheCheckingModeRaisesForTheFirstBadOffset) {
   TILEOPS_REQUIRE_CUDA();
   CheckingMode checking;

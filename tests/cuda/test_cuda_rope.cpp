@@ -266,23 +266,6 @@ TEST(CudaRope, EveryImplementationForced) {
 
 // ---- Positions outside the cache ---------------------------------------------------------------
 
-// The checking mode on for the guard's lifetime (TILEOPS_CHECK_KERNELS=1), then as before.
-class CheckingMode {
- public:
-  CheckingMode() : env_(std::in_place, "TILEOPS_CHECK_KERNELS", "1") {
-    cuda::reload_kernel_checks_setting();
-  }
-  ~CheckingMode() {
-    env_.reset();
-    cuda::reload_kernel_checks_setting();
-  }
-  CheckingMode(const CheckingMode&) = delete;
-  CheckingMode& operator=(const CheckingMode&) = delete;
-
- private:
-  std::optional<EnvGuard> env_;
-};
-
 // The reference for calls with bad positions: good tokens rotated, bad ones as they were.
 references::Expected expected_skipping_bad(const references::HostTensor& x,
                                            const std::vector<std::int64_t>& positions,

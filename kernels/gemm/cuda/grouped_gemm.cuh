@@ -43,6 +43,7 @@
 #include <type_traits>
 
 #include "kernels/common/cuda/kernel_check.cuh"
+#include "kernels/common/cuda/vec.cuh"
 
 namespace tileops::kernels::cuda {
 
@@ -232,17 +233,6 @@ __device__ void write_zeros(const GroupedGemmParams<T>& p, const Tile& t, std::i
       if (row < t.row_end && n < p.n) p.out[row * p.n + n] = T(0.0f);
     }
   }
-}
-
-template <class T>
-__device__ __forceinline__ T from_float(float v);
-template <>
-__device__ __forceinline__ __half from_float<__half>(float v) {
-  return __float2half_rn(v);
-}
-template <>
-__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
-  return __float2bfloat16_rn(v);
 }
 
 }  // namespace grouped_gemm
