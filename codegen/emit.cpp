@@ -187,22 +187,24 @@ std::string class_definitions(const FamilySources& f, const ClassModel& c) {
       "{0}::{0}(const ParamMap& params, std::optional<Target> target)\n    : {1} {{}}\n\n", c.name,
       join(inits, ",\n      "));
   // operator()
-  std::vector<std::string> names;
-  for (const InputModel& i : c.inputs) names.push_back(i.name);
   s += wrapped(
       (c.outputs.size() > 1 ? c.name + "::Result" : return_type(c)) + " " + c.name + "::operator()",
       call_params(c, false), " {\n");
-  std::string inputs = "{}";
+  // Borrowed, not copied (Note [Borrowed call inputs] in tileops/core/tensor.hpp).
+  std::string inputs = "TensorRefs()";
   if (!c.inputs.empty()) {
-    s += fmt::format("  const std::optional<Tensor> call_inputs[] = {{{}}};\n", join(names, ", "));
+    std::vector<std::string> refs;
+    for (const InputModel& i : c.inputs)
+      refs.push_back(i.optional ? "borrow(" + i.name + ")" : "&" + i.name);
+    s += fmt::format("  const Tensor* const call_inputs[] = {{{}}};\n", join(refs, ", "));
     inputs = "call_inputs";
   }
   if (c.outputs.empty()) {
-    s += fmt::format("  call({}, options);\n", inputs);
+    s += fmt::format("  call_borrowed({}, options);\n", inputs);
   } else if (c.outputs.size() == 1) {
-    s += fmt::format("  return ops::first_output(call({}, options));\n", inputs);
+    s += fmt::format("  return ops::first_output(call_borrowed({}, options));\n", inputs);
   } else {
-    s += fmt::format("  CallResult result = call({}, options);\n  return {{", inputs);
+    s += fmt::format("  CallResult result = call_borrowed({}, options);\n  return {{", inputs);
     for (std::size_t o = 0; o < c.outputs.size(); ++o)
       s += fmt::format("{}std::move(*result[{}])", o ? ", " : "", o);
     s += "};\n";

@@ -41,8 +41,10 @@ class RopeFwdInterface : public KernelInterface {
   // read nor written. A position outside [0, P) is never read through: the CPU kernel raises
   // CheckError before writing; a CUDA kernel leaves that token's rows as they were and raises
   // only in the checking mode (Note [Kernel checking mode] in src/cuda/kernel_checks.hpp).
-  virtual void forward(const KernelContext& ctx, const Tensor& positions, Tensor& query,
-                       Tensor& key, const Tensor& cos_sin_cache) = 0;
+  // Query and key are the caller's tensors, written through: a Tensor is a handle, and a const one
+  // still writes its elements.
+  virtual void forward(const KernelContext& ctx, const Tensor& positions, const Tensor& query,
+                       const Tensor& key, const Tensor& cos_sin_cache) = 0;
 };
 
 }  // namespace tileops::kernels

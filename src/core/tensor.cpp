@@ -132,6 +132,7 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const Strea
 
   Tensor t;
   t.shape_ = shape;
+  t.numel_ = shape.numel();
   t.strides_ = contiguous_strides(shape);
   t.contiguous_ = true;
   t.storage_ = std::make_shared<Storage>(data, nbytes, device, std::move(memory));
@@ -145,6 +146,7 @@ Tensor Tensor::meta(const Shape& shape, DType dtype) {
   contiguous_nbytes("Tensor::meta", shape, dtype);
   Tensor t;
   t.shape_ = shape;
+  t.numel_ = shape.numel();
   t.strides_ = contiguous_strides(shape);
   t.contiguous_ = true;
   t.dtype_ = dtype;
@@ -168,6 +170,7 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
 
   Tensor t;
   t.shape_ = shape;
+  t.numel_ = shape.numel();
   t.strides_ = strides;
   t.contiguous_ = row_major(shape, strides);
   t.storage_ = std::make_shared<Storage>(data, static_cast<std::size_t>(nbytes), device,
@@ -176,11 +179,6 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
   t.device_ = device;
   t.defined_ = true;
   return t;
-}
-
-void* Tensor::data_ptr() const noexcept {
-  if (!storage_ || storage_->data() == nullptr) return nullptr;
-  return static_cast<std::byte*>(storage_->data()) + byte_offset_;
 }
 
 bool Tensor::row_major(const Shape& shape, const Shape& strides) noexcept {
@@ -243,6 +241,7 @@ Tensor Tensor::as_strided(const Shape& shape, const Shape& strides,
   }
   Tensor view = *this;
   view.shape_ = shape;
+  view.numel_ = shape.numel();
   view.strides_ = strides;
   view.contiguous_ = row_major(shape, strides);
   view.byte_offset_ = byte_offset;

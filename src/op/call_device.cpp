@@ -9,8 +9,7 @@ namespace tileops::detail {
 namespace {
 
 // "x is on cuda:3" for the first input on `device`, else what decided it.
-std::string what_is_on(const manifest::SignatureCall& call,
-                       std::span<const std::optional<Tensor>> inputs, Device device) {
+std::string what_is_on(const manifest::SignatureCall& call, TensorRefs inputs, Device device) {
   const auto& decls = call.plan().entry().inputs;
   for (std::size_t i = 0; i < inputs.size() && i < decls.size(); ++i)
     if (inputs[i] && inputs[i]->defined() && inputs[i]->device() == device)
@@ -21,8 +20,7 @@ std::string what_is_on(const manifest::SignatureCall& call,
 }  // namespace
 
 void CallDeviceScope::enter_accelerator(const std::string& op, const manifest::SignatureCall& call,
-                                        std::span<const std::optional<Tensor>> inputs,
-                                        const Stream* given, Device device) {
+                                        TensorRefs inputs, const Stream* given, Device device) {
   const AcceleratorProvider* p = accelerator_provider();
   if (p && p->type != device.type) p = nullptr;
   // Everything that can fail comes before the device switch, so a failing call changes nothing.

@@ -24,8 +24,8 @@ namespace tileops::detail {
 
 class CallDeviceScope {
  public:
-  CallDeviceScope(const std::string& op, const manifest::SignatureCall& call,
-                  std::span<const std::optional<Tensor>> inputs, const Stream* given) {
+  CallDeviceScope(const std::string& op, const manifest::SignatureCall& call, TensorRefs inputs,
+                  const Stream* given) {
     const std::optional<Device> device = call.device();
     if (device && device->type == DeviceType::kCUDA) {
       enter_accelerator(op, call, inputs, given, *device);
@@ -43,8 +43,7 @@ class CallDeviceScope {
 
  private:
   void enter_accelerator(const std::string& op, const manifest::SignatureCall& call,
-                         std::span<const std::optional<Tensor>> inputs, const Stream* given,
-                         Device device);
+                         TensorRefs inputs, const Stream* given, Device device);
   void leave_accelerator() noexcept;
 
   Stream stream_;

@@ -23,6 +23,8 @@ const Op* CallFrame::enclosing_op() const noexcept {
   return nullptr;
 }
 
+bool CallFrame::enclosed() const noexcept { return stack.size() > 1 && stack.back() == this; }
+
 void CallFrame::complete(const std::shared_ptr<const manifest::SignatureCall>& record) {
   pop();
   if (!stack.empty()) stack.back()->sub_calls_.emplace_back(op_, record);

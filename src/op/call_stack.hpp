@@ -26,8 +26,11 @@ class CallFrame {
   sub_calls() const {
     return sub_calls_;
   }
-  // Pops this frame and reports the completed call to the enclosing frame, if any.
+  // Pops this frame and reports the completed call to the enclosing frame, if any (`record` may
+  // be null only when there is none).
   void complete(const std::shared_ptr<const manifest::SignatureCall>& record);
+  // Whether another call on this thread encloses this one (a composite running its stages).
+  bool enclosed() const noexcept;
   // The op whose call encloses this one on this thread (a composite running its stages), or null.
   const Op* enclosing_op() const noexcept;
 

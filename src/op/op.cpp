@@ -98,6 +98,7 @@ Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,
 }
 
 Op::~Op() {
+  delete unpublished_.exchange(nullptr, std::memory_order_acquire);
   InstanceRegistry& r = instances();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.instances.erase(instance_key_);
@@ -151,17 +152,25 @@ std::size_t detail::Binding::retired_count(const Op& op) {
   return op.retired_bindings_.size();
 }
 
+// See Note [Lazy publication] in op_call.cpp.
+const std::shared_ptr<const manifest::SignatureCall>& Op::published_last_call() const {
+  if (manifest::SignatureCall* newest = unpublished_.exchange(nullptr, std::memory_order_acq_rel))
+    last_call_ = records_->publish(std::unique_ptr<manifest::SignatureCall>(newest));
+  return last_call_;
+}
+
 std::shared_ptr<const manifest::SignatureCall> Op::last_call() const {
   std::lock_guard<std::mutex> lock(running_mutex_);
-  if (!last_call_) throw RuntimeStateError(fmt::format("{}: no call has completed yet", name()));
-  return last_call_;
+  const std::shared_ptr<const manifest::SignatureCall>& call = published_last_call();
+  if (!call) throw RuntimeStateError(fmt::format("{}: no call has completed yet", name()));
+  return call;
 }
 
 manifest::RooflineResult Op::eval_roofline() const {
   std::shared_ptr<const manifest::SignatureCall> call;
   {
     std::lock_guard<std::mutex> lock(running_mutex_);
-    call = last_call_;
+    call = published_last_call();
   }
   if (!call)
     throw RuntimeStateError(fmt::format("{}: eval_roofline needs a completed call", name()));

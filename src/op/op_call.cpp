@@ -62,10 +62,14 @@ manifest::StageCalls Op::file_by_stage(
 }
 
 CallResult Op::call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
+  return run_call(BorrowedTensors(inputs).refs(), options);
+}
+
+CallResult Op::call_borrowed(TensorRefs inputs, const CallOptions& options) {
   return run_call(inputs, options);
 }
 
-CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options) {
+CallResult Op::run_call(TensorRefs inputs, const CallOptions& options) {
   detail::ReadSection reading;    // Note [Binding reclamation]: the call reads a binding group
   detail::CallFrame frame(this);  // step 1
   const NvtxRange range(name());
@@ -79,7 +83,9 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     const std::optional<Device> device = call.device();
     // See Note [Call device scope]: the device current and the stream resolved for the whole call.
     const detail::CallDeviceScope scope(name(), call, inputs, options.stream);
-    const std::vector<std::optional<Tensor>> ctor_tensors = place_ctor_tensors(call);
+    // Most ops have no construction-time tensors: no call, no vector returned.
+    std::vector<std::optional<Tensor>> ctor_tensors;
+    if (!construction_.ctor_tensors.empty()) ctor_tensors = place_ctor_tensors(call);
     CallArgs args{inputs, out, call, scope.stream(), ctor_tensors};
     const bool meta = device && device->is_meta();
     // Built in place from whichever step produces it: a CallResult holds its tensors inline, so
@@ -109,13 +115,7 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     // Step 7: file the sub-ops' calls under their stages, pop, keep, report.
     if (!cls_.stages().empty() || !frame.sub_calls().empty())
       filling->file_stages(file_by_stage(frame.sub_calls()));
-    std::shared_ptr<const manifest::SignatureCall> record = records_->publish(std::move(filling));
-    frame.complete(record);                                   // copied only for an enclosing call
-    std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
-    {
-      std::lock_guard<std::mutex> lock(running_mutex_);
-      previous = std::exchange(last_call_, std::move(record));
-    }
+    keep_record(frame, std::move(filling));
     return result;
   } catch (const std::exception&) {
     // Table 6: undo the target selection this call made; last_call stays.
@@ -124,6 +124,37 @@ CallResult Op::run_call(std::span<const std::optional<Tensor>> inputs, const Cal
     if (const Op* parent = frame.enclosing_op()) parent->rethrow_in_stage(*this);
     throw;
   }
+}
+
+// Note [Lazy publication]
+// last_call() hands out the record as a shared_ptr, but most calls' records are never asked for:
+// making each one shared cost a control block (malloc and free), a lock of the pool's weak
+// reference, the deleter's hand-back and the mutex around last_call_, about ten atomic operations
+// and a fifth of a cache-hit call. So a call keeps its record unshared in unpublished_, one
+// atomic exchange; the record it displaces was never seen by anyone and goes straight back to the
+// pool. last_call() and eval_roofline() share the newest record under running_mutex_ when they
+// first ask for it (published_last_call), and it is then last_call_ like any published record,
+// returned to the pool by its last holder (Note [Record reuse] in src/op/record_pool.hpp). "Last"
+// is the order of the exchanges, as it was the order of taking the mutex. A sub-op's call inside
+// a composite is shared at once: its parent files it under a stage.
+void Op::keep_record(detail::CallFrame& frame, std::unique_ptr<manifest::SignatureCall> record) {
+  if (frame.enclosed()) {
+    std::shared_ptr<const manifest::SignatureCall> shared = records_->publish(std::move(record));
+    frame.complete(shared);
+    std::shared_ptr<const manifest::SignatureCall> previous;  // released after the lock
+    std::unique_ptr<manifest::SignatureCall> displaced;
+    {
+      std::lock_guard<std::mutex> lock(running_mutex_);
+      displaced.reset(unpublished_.exchange(nullptr, std::memory_order_acq_rel));
+      previous = std::exchange(last_call_, std::move(shared));
+    }
+    if (displaced) records_->give_back(std::move(displaced));
+    return;
+  }
+  frame.complete(nullptr);
+  std::unique_ptr<manifest::SignatureCall> displaced(
+      unpublished_.exchange(record.release(), std::memory_order_acq_rel));
+  if (displaced) records_->give_back(std::move(displaced));
 }
 
 bool Op::bind_target(const manifest::SignatureCall& call, detail::Binding*& binding) {
@@ -203,7 +234,10 @@ CallResult Op::run_target(const CallArgs& args, detail::Binding& binding) {
     }
   }
   // The base class guarantees the target contiguous inputs where it does not write them.
-  std::vector<std::optional<Tensor>> inputs(args.inputs.begin(), args.inputs.end());
+  std::vector<std::optional<Tensor>> inputs;
+  inputs.reserve(args.inputs.size());
+  for (const Tensor* in : args.inputs)
+    inputs.push_back(in ? std::optional<Tensor>(*in) : std::nullopt);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] && !args.call.writes_input(i) && !inputs[i]->is_contiguous())
       inputs[i] = inputs[i]->contiguous();

@@ -68,7 +68,8 @@ std::vector<DispatchEvent> Op::explain_call(std::span<const std::optional<Tensor
   const manifest::SignatureCall call = plan_->check(construction_, metas);
   detail::ExplainScope scope(device, facts ? *facts : device_facts(device));
   // A meta call converts no construction-time tensor (Note [Placing construction-time tensors]).
-  const CallArgs args{metas, nullptr, call, current_stream(Device::meta()),
+  const BorrowedTensors borrowed(metas);
+  const CallArgs args{borrowed.refs(), nullptr, call, current_stream(Device::meta()),
                       construction_.ctor_tensors};
   explain_into(args);
   return std::move(scope.events);

@@ -1,6 +1,7 @@
-// Note [Record reuse] (the op side; the plan side is in signature_call.hpp): a call's record is
-// published as last_call and may be handed to a parent call's stages and to any caller of
-// last_call(). The shared_ptr that publishes it has a deleter that returns the record to its
+// Note [Record reuse] (the op side; the plan side is in signature_call.hpp): a call's record,
+// once shared (Note [Lazy publication] in op_call.cpp), is last_call and may be handed to a parent
+// call's stages and to any caller of last_call(); a record never shared goes back to the pool
+// directly. The shared_ptr that publishes it has a deleter that returns the record to its
 // op's pool when the last holder lets go, so the next call refills it (no allocation of its
 // vectors, no copy of the params) instead of building a new one. Returning through the deleter
 // orders every holder's reads before the refill (the count's release-acquire decrement, then the

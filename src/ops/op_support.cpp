@@ -15,7 +15,7 @@ AccessClass access_class(const CallArgs& args) {
     if (n > 0 && t.is_contiguous() && !t.is_meta())
       addresses |= reinterpret_cast<std::uintptr_t>(t.data_ptr());
   };
-  for (const std::optional<Tensor>& t : args.inputs)
+  for (const Tensor* t : args.inputs)
     if (t && t->defined()) visit(*t);
   if (args.out) visit(*args.out);
   // Outputs the op allocates are aligned; their size is the call's to bound as well.

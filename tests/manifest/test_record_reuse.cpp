@@ -86,6 +86,64 @@ TEST_F(RecordReuse, RefillClearsTheStagesOfThePreviousCall) {
   EXPECT_TRUE(record->stages().empty());
 }
 
+// Repeated geometry (Note [Repeated geometry] in src/manifest/plan_check.cpp): a record solved
+// for the same inputs' shapes and dtypes is not solved again, but everything that depends on the
+// tensors themselves is checked on every call.
+TEST_F(RecordReuse, RepeatedGeometryStillChecksTheTensorsThemselves) {
+  const Tensor x = cpu({2, 3, 8}, DType::kBFloat16);
+  const Inputs inputs{x, cpu({8}, DType::kBFloat16)};
+  Tensor out = cpu({2, 3, 8}, DType::kBFloat16);
+  plan->check_into(*record, state, inputs, &out);
+  // out of the wrong shape, a strided out, out aliasing x: each is still refused.
+  Tensor wrong = cpu({2, 3, 4}, DType::kBFloat16);
+  EXPECT_EQ(
+      check_error([&] { plan->check_into(*record, state, inputs, &wrong); }),
+      "RMSNormFwdOp: out does not have the shape of output: got [2, 3, 4], expected [2, 3, 8]");
+  Tensor wide = cpu({2, 3, 16}, DType::kBFloat16);
+  Tensor strided = wide.as_strided({2, 3, 8}, {48, 16, 2}, 0);
+  EXPECT_EQ(check_error([&] { plan->check_into(*record, state, inputs, &strided); }),
+            "RMSNormFwdOp: out must be contiguous");
+  EXPECT_EQ(check_error([&] { plan->check_into(*record, state, inputs, &x); }),
+            "RMSNormFwdOp: out shares storage with input x");
+  // The same geometry on another device: the record says where this call runs.
+  const Inputs on_meta{Tensor::meta({2, 3, 8}, DType::kBFloat16),
+                       Tensor::meta({8}, DType::kBFloat16)};
+  plan->check_into(*record, state, on_meta);
+  EXPECT_EQ(record->device(), Device::meta());
+  EXPECT_EQ(snapshot(*record), snapshot(plan->check(state, on_meta)));
+  plan->check_into(*record, state, inputs, &out);
+  EXPECT_EQ(record->device(), Device::cpu());
+  EXPECT_EQ(snapshot(*record), snapshot(plan->check(state, inputs, &out)));
+}
+
+TEST_F(RecordReuse, ACallThatFailedWhileSolvingFailsAgainWithTheSameGeometry) {
+  // The failing check fills the record's input records before its rule fails; a second call of
+  // the same geometry must solve again, not take the half-solved record for a solved one.
+  const Inputs bad{cpu({2, 8}, DType::kFloat16), cpu({8}, DType::kFloat32)};
+  const std::string error = check_error([&] { plan->check_into(*record, state, bad); });
+  EXPECT_EQ(error, "RMSNormFwdOp: weight dtype differs from T (float16); got float32");
+  EXPECT_EQ(check_error([&] { plan->check_into(*record, state, bad); }), error);
+  const Inputs good{cpu({2, 8}, DType::kFloat16), cpu({8}, DType::kFloat16)};
+  plan->check_into(*record, state, good);
+  EXPECT_EQ(check_error([&] { plan->check_into(*record, state, bad); }), error);
+  EXPECT_EQ(check_error([&] { plan->check_into(*record, state, bad); }), error);
+}
+
+TEST_F(RecordReuse, TheSameGeometryUnderAnotherConstructionIsSolvedAgain) {
+  const Inputs inputs{cpu({2, 8}, DType::kFloat32), std::nullopt};
+  plan->check_into(*record, state, inputs);
+  const ConstructionState other =
+      plan->construct({{"normalized_shape", Value(Shape{8})}, {"eps", Value(0.5)}});
+  plan->check_into(*record, other, inputs);
+  EXPECT_EQ(record->index("eps"), Value(0.5));
+  EXPECT_EQ(snapshot(*record), snapshot(plan->check(other, inputs)));
+  // And an optional input given where the solved call left it out is another geometry.
+  const Inputs with_weight{cpu({2, 8}, DType::kFloat32), cpu({8}, DType::kFloat32)};
+  plan->check_into(*record, other, with_weight);
+  EXPECT_TRUE(record->present("weight"));
+  EXPECT_EQ(snapshot(*record), snapshot(plan->check(other, with_weight)));
+}
+
 // Memoised programs (Note [Memoised programs] in src/manifest/plan_exec.cpp): a record remembers
 // each rule's, let's and output axis term's last evaluation by the values of the slots it read. A
 // changed slot must evaluate again: a call that breaks a rule after passing calls of the same

@@ -241,6 +241,28 @@ TEST(ConstructionTable3, Step7_RecordsFilesStagesKeepsAndReportsToTheParent) {
   EXPECT_EQ(stages[1].second[0], op.held_delegates().at(0)->last_call());
 }
 
+// Note [Lazy publication] in src/op/op_call.cpp: a call's record is shared only when last_call()
+// or eval_roofline() asks for it. What they answer must be the newest completed call's, and a
+// record handed out must stay as it was whatever calls follow.
+TEST(ConstructionTable3, Step7_LastCallIsTheNewestCallsRecordAndAHeldOneNeverChanges) {
+  ToyOp op(with_selection_table(toy_class(unique_op("Lazy"))));
+  op(cpu({2}));
+  const auto first = op.last_call();
+  EXPECT_EQ(first, op.last_call());  // asked twice, shared once
+  op(cpu({3}));
+  op(cpu({4}));  // never asked for: its record goes back to the pool when the next call ends
+  op(cpu({5}));
+  EXPECT_EQ(op.eval_roofline().flops, op.last_call()->index("N").as_int());
+  const auto fifth = op.last_call();
+  EXPECT_EQ(fifth->index("N").as_int(), 5);
+  for (std::int64_t n = 6; n < 40; ++n) op(cpu({n}));
+  EXPECT_EQ(op.last_call()->index("N").as_int(), 39);
+  EXPECT_EQ(first->index("N").as_int(), 2);
+  EXPECT_EQ(first->tensors()[0].shape, Shape{2});
+  EXPECT_EQ(fifth->index("N").as_int(), 5);
+  EXPECT_NE(first, fifth);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Table 4: the two ways a backend joins.
 

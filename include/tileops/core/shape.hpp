@@ -86,8 +86,15 @@ class Shape {
   // "[2, 3, 4]".
   std::string str() const;
 
+  // An inline loop: ranks are small, and the memcmp calls std::equal made were 3-4% of a
+  // cache-hit op call, which compares several shapes.
   friend bool operator==(const Shape& a, const Shape& b) noexcept {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end());
+    if (a.size_ != b.size_) return false;
+    const std::int64_t* pa = a.data();
+    const std::int64_t* pb = b.data();
+    for (std::size_t i = 0; i < a.size_; ++i)
+      if (pa[i] != pb[i]) return false;
+    return true;
   }
 
  private:

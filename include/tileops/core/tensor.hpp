@@ -12,11 +12,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include "tileops/core/device.hpp"
 #include "tileops/core/dtype.hpp"
 #include "tileops/core/shape.hpp"
+#include "tileops/core/small_vector.hpp"
 
 namespace tileops {
 
@@ -71,7 +74,8 @@ class Tensor {
   Device device() const noexcept { return device_; }
   std::int64_t byte_offset() const noexcept { return byte_offset_; }
   std::size_t dim() const noexcept { return shape_.size(); }
-  std::int64_t numel() const noexcept { return shape_.numel(); }
+  // Counted once, when the view is made: the call path asks it of every tensor several times.
+  std::int64_t numel() const noexcept { return numel_; }
   std::size_t itemsize() const noexcept { return dtype_size(dtype_); }
   std::size_t nbytes() const noexcept { return static_cast<std::size_t>(numel()) * itemsize(); }
   bool is_meta() const noexcept { return device_.is_meta(); }
@@ -79,7 +83,10 @@ class Tensor {
   const std::shared_ptr<Storage>& storage() const noexcept { return storage_; }
 
   // Address of element 0 (storage base + byte offset); null for meta and empty-storage tensors.
-  void* data_ptr() const noexcept;
+  void* data_ptr() const noexcept {
+    if (!storage_ || storage_->data() == nullptr) return nullptr;
+    return static_cast<std::byte*>(storage_->data()) + byte_offset_;
+  }
   template <class T>
   T* data() const noexcept {
     return static_cast<T*>(data_ptr());
@@ -126,10 +133,34 @@ class Tensor {
   Shape strides_;
   std::shared_ptr<Storage> storage_;
   std::int64_t byte_offset_ = 0;
+  std::int64_t numel_ = 1;  // shape_.numel(), kept with the shape (1 for an undefined tensor's [])
   DType dtype_ = DType::kFloat32;
   Device device_;
   bool defined_ = false;
   bool contiguous_ = false;
+};
+
+// Note [Borrowed call inputs]
+// An op call reads its inputs and keeps none of them past the call (an output that aliases an
+// input is a copy the caller receives), so the call path takes them borrowed: one pointer per
+// input in signature order, null for an optional input left out. A list of std::optional<Tensor>
+// would copy each tensor into it, and a copy bumps the storage's atomic count twice (copy and
+// release): eight such copies were a quarter of RoPE's cache-hit call.
+using TensorRefs = std::span<const Tensor* const>;
+
+// The tensor an optional holds, borrowed, or null.
+inline const Tensor* borrow(const std::optional<Tensor>& t) noexcept { return t ? &*t : nullptr; }
+
+// TensorRefs over a list of optional tensors, which must outlive it.
+class BorrowedTensors {
+ public:
+  explicit BorrowedTensors(std::span<const std::optional<Tensor>> tensors) {
+    for (const std::optional<Tensor>& t : tensors) refs_.push_back(borrow(t));
+  }
+  TensorRefs refs() const noexcept { return {refs_.data(), refs_.size()}; }
+
+ private:
+  SmallVector<const Tensor*, 8> refs_;
 };
 
 }  // namespace tileops

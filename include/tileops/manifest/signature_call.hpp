@@ -115,6 +115,9 @@ class SignatureCall {
   bool empty_write_ = false;
   std::uint32_t written_mask_ = 0;
   std::uint32_t presence_ = 0;
+  // Everything the schedule solves is filled in for presence_ and the input records (Note
+  // [Repeated geometry] in src/manifest/plan_check.cpp).
+  bool solved_ = false;
   StageCalls stages_;
 };
 

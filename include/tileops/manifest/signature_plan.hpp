@@ -78,21 +78,32 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
   SignatureCall check(const ConstructionState& state, std::span<const std::optional<Tensor>> inputs,
                       const Tensor* out = nullptr) const;
   // check() into `call`, reusing its storage: a record last filled from the same construction
-  // has only the call's slots refilled (Note [Record reuse] in signature_call.hpp). `call` must
+  // has only the call's slots refilled (Note [Record reuse] in signature_call.hpp), and one whose
+  // inputs have the geometry it was last solved for is not solved again (Note [Repeated geometry]
+  // in plan_check.cpp). `call` must
   // not be published while it is refilled; after a throw it holds no valid record.
   // `fallback_device` settles the call device when no call-time tensor, no `device` param and no
   // construction-time tensor does (docs/seeds.md, construction-and-calls §4: the current device
   // of the process's accelerator); it is asked only then, and may answer nullopt (no accelerator).
   using DeviceFallback = std::optional<Device> (*)();
+  // The inputs are borrowed (Note [Borrowed call inputs] in tileops/core/tensor.hpp).
+  void check_into(SignatureCall& call, const ConstructionState& state, TensorRefs inputs,
+                  const Tensor* out = nullptr, DeviceFallback fallback_device = nullptr) const;
   void check_into(SignatureCall& call, const ConstructionState& state,
                   std::span<const std::optional<Tensor>> inputs, const Tensor* out = nullptr,
-                  DeviceFallback fallback_device = nullptr) const;
+                  DeviceFallback fallback_device = nullptr) const {
+    check_into(call, state, BorrowedTensors(inputs).refs(), out, fallback_device);
+  }
   // An empty record for check_into.
   static std::unique_ptr<SignatureCall> new_record();
 
   // Result check (docs/framework.md): `results` in output order against the record of the call.
+  void check_result(const SignatureCall& call, TensorRefs inputs, const Tensor* out,
+                    std::span<const std::optional<Tensor>> results) const;
   void check_result(const SignatureCall& call, std::span<const std::optional<Tensor>> inputs,
-                    const Tensor* out, std::span<const std::optional<Tensor>> results) const;
+                    const Tensor* out, std::span<const std::optional<Tensor>> results) const {
+    check_result(call, BorrowedTensors(inputs).refs(), out, results);
+  }
 
   // The effect branch of a call with these optional inputs present.
   EffectBranch effect_branch(const ConstructionState& state, std::uint32_t presence) const;
@@ -113,6 +124,12 @@ class SignaturePlan : public std::enable_shared_from_this<SignaturePlan> {
  private:
   SignaturePlan() = default;
   std::shared_ptr<const detail::Specialization> specialise(const std::vector<Value>& frame) const;
+  // Note [Repeated geometry] in plan_check.cpp: whether `call` holds what solving these inputs
+  // would give, and the solving itself.
+  bool solved_for(const SignatureCall& call, const ConstructionState& state, TensorRefs inputs,
+                  std::uint32_t presence) const;
+  void solve_into(SignatureCall& call, const ConstructionState& state, TensorRefs inputs,
+                  std::uint32_t presence, std::uint32_t written) const;
 
   std::unique_ptr<detail::PlanData> data_;
   mutable std::mutex specialisations_mutex_;

@@ -88,7 +88,7 @@ void load_backend(const std::string& path);
 //     Device, DType, Stream, TensorSpec, Value and ParamMap, the accelerator provider and
 //     allocators) and the error types a kernel may throw.
 // The library reads the version a backend declares and refuses any other before calling it.
-inline constexpr int kBackendAbiVersion = 2;
+inline constexpr int kBackendAbiVersion = 3;
 
 // What a shared-library backend registers through. Its methods stage the registrations; they
 // are published together when the registration function returns 0.

@@ -44,6 +44,7 @@ struct Binding;
 struct BuiltTargetKernel;
 struct InstalledTable;
 class RecordPool;
+class CallFrame;
 }  // namespace detail
 
 struct CallOptions {
@@ -53,9 +54,9 @@ struct CallOptions {
 
 // What forward() receives: the checked call.
 struct CallArgs {
-  std::span<const std::optional<Tensor>> inputs;  // signature order
-  const Tensor* out = nullptr;                    // the out buffer, when passed
-  const manifest::SignatureCall& call;            // the record of the signature check
+  TensorRefs inputs;                    // signature order, borrowed (Note [Borrowed call inputs])
+  const Tensor* out = nullptr;          // the out buffer, when passed
+  const manifest::SignatureCall& call;  // the record of the signature check
   Stream stream;
   // The construction-time tensors, in declaration order, placed on the call device with the
   // call's dtypes (Note [Placing construction-time tensors] in op_call.cpp).
@@ -107,6 +108,9 @@ class Op {
   // The generic call: inputs in signature order (nullopt for an omitted optional input); the
   // outputs in signature order.
   CallResult call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options = {});
+  // The same call with the inputs borrowed (null for an omitted optional input), which copies no
+  // tensor (Note [Borrowed call inputs] in tileops/core/tensor.hpp): the generated classes' call.
+  CallResult call_borrowed(TensorRefs inputs, const CallOptions& options = {});
 
   // The record of the last completed call; RuntimeStateError before one.
   std::shared_ptr<const manifest::SignatureCall> last_call() const;
@@ -238,7 +242,12 @@ class Op {
   Op& hold_delegate(std::string_view stage, Identity identity, std::shared_ptr<Op> given,
                     const ParamMap& params, std::type_index type);
 
-  CallResult run_call(std::span<const std::optional<Tensor>> inputs, const CallOptions& options);
+  CallResult run_call(TensorRefs inputs, const CallOptions& options);
+  // last_call_, after sharing the record of a newer call no one has asked for; running_mutex_
+  // held.
+  const std::shared_ptr<const manifest::SignatureCall>& published_last_call() const;
+  // Step 7's keeping of the call's record as last_call (Note [Lazy publication]).
+  void keep_record(detail::CallFrame& frame, std::unique_ptr<manifest::SignatureCall> record);
   // Called in a sub-op's handler: rethrows the library error in flight as the same type, its
   // message prefixed with this composite and the stage that holds `sub`; returns for any other
   // exception or an op this one does not hold (Note [Errors inside a stage]).
@@ -289,7 +298,10 @@ class Op {
   std::vector<std::pair<std::string, std::vector<std::pair<Identity, std::shared_ptr<Op>>>>>
       delegates_;
   std::unordered_map<const Op*, std::string> delegate_stages_;
-  std::shared_ptr<const manifest::SignatureCall> last_call_;
+  mutable std::shared_ptr<const manifest::SignatureCall> last_call_;
+  // The last call's record while nobody has asked for it (Note [Lazy publication] in
+  // src/op/op_call.cpp): newer than last_call_ when set.
+  mutable std::atomic<manifest::SignatureCall*> unpublished_{nullptr};
   // Records nobody holds any more, refilled by later calls (Note [Record reuse]).
   std::shared_ptr<detail::RecordPool> records_;
   std::atomic<bool> tune_requested_{false};

@@ -61,8 +61,8 @@ void rotate_tokens(const I* positions, T* query, T* key, const T* cache, const R
 
 }  // namespace
 
-void rope(const Tensor& positions, Tensor& query, Tensor& key, const Tensor& cos_sin_cache,
-          bool is_neox) {
+void rope(const Tensor& positions, const Tensor& query, const Tensor& key,
+          const Tensor& cos_sin_cache, bool is_neox) {
   const RopeSizes s{positions.numel(), query.shape()[1], key.shape()[1], query.shape()[2],
                     cos_sin_cache.shape()[1]};
   if (s.tokens == 0 || s.rotary_dim == 0) return;

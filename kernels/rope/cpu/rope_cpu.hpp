@@ -15,7 +15,7 @@ namespace tileops::kernels::cpu {
 // R / 2 + i]; the pair (x1, x2) is (x[i], x[i + R / 2]) when is_neox (rotate-half), else
 // (x[2 i], x[2 i + 1]) (interleaved), and becomes (x1 cos_i - x2 sin_i, x2 cos_i + x1 sin_i),
 // computed in float32 and rounded to T once. Columns R..D-1 are neither read nor written.
-void rope(const Tensor& positions, Tensor& query, Tensor& key, const Tensor& cos_sin_cache,
-          bool is_neox);
+void rope(const Tensor& positions, const Tensor& query, const Tensor& key,
+          const Tensor& cos_sin_cache, bool is_neox);
 
 }  // namespace tileops::kernels::cpu

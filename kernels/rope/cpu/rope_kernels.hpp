@@ -13,8 +13,8 @@ class RopeCpuKernel final : public CpuKernel<RopeCpuKernel, RopeFwdInterface> {
  public:
   using CpuKernel::CpuKernel;
   static constexpr bool general = true;
-  void forward(const KernelContext&, const Tensor& positions, Tensor& query, Tensor& key,
-               const Tensor& cos_sin_cache) override {
+  void forward(const KernelContext&, const Tensor& positions, const Tensor& query,
+               const Tensor& key, const Tensor& cos_sin_cache) override {
     rope(positions, query, key, cos_sin_cache, call_.is_neox);
   }
 };

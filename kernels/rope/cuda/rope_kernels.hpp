@@ -66,8 +66,8 @@ class RopeCuda : public CudaKernel<Impl, RopeFwdInterface> {
 
   using CudaKernel<Impl, RopeFwdInterface>::CudaKernel;
 
-  void forward(const KernelContext& ctx, const Tensor& positions, Tensor& query, Tensor& key,
-               const Tensor& cos_sin_cache) override {
+  void forward(const KernelContext& ctx, const Tensor& positions, const Tensor& query,
+               const Tensor& key, const Tensor& cos_sin_cache) override {
     const RopeTensors t{positions.data_ptr(),     query.data_ptr(),  key.data_ptr(),
                         cos_sin_cache.data_ptr(), positions.numel(), query.shape()[1],
                         key.shape()[1],           query.shape()[2],  cos_sin_cache.shape()[1],

@@ -37,14 +37,15 @@ CallResult RopeFwdOp::forward(const CallArgs& args) {
   const ops::ContiguousInput positions(args, 0), cache(args, 3);
   // Query and key are rotated in place, so a strided one is rotated in a contiguous copy whose
   // rotated columns are copied back (columns R..D-1 of the caller's tensor are never written).
-  Tensor query = args.input(1), key = args.input(2);
-  Tensor q = query.is_contiguous() ? query : query.contiguous();
-  Tensor k = key.is_contiguous() ? key : key.contiguous();
-  kernel.forward(args.context(), *positions, q, k, *cache);
+  // ContiguousInput hands the caller's tensor itself when it is contiguous (no copy of the handle).
+  const Tensor& query = args.input(1);
+  const Tensor& key = args.input(2);
+  const ops::ContiguousInput q(args, 1), k(args, 2);
+  kernel.forward(args.context(), *positions, *q, *k, *cache);
   if (!query.is_contiguous())
-    rotated_columns(query, call.rotary_dim).copy_from(rotated_columns(q, call.rotary_dim));
+    rotated_columns(query, call.rotary_dim).copy_from(rotated_columns(*q, call.rotary_dim));
   if (!key.is_contiguous())
-    rotated_columns(key, call.rotary_dim).copy_from(rotated_columns(k, call.rotary_dim));
+    rotated_columns(key, call.rotary_dim).copy_from(rotated_columns(*k, call.rotary_dim));
   return {};
 }
 
