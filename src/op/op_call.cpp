@@ -129,14 +129,14 @@ CallResult Op::run_call(TensorRefs inputs, const CallOptions& options) {
 // Note [Lazy publication]
 // last_call() hands out the record as a shared_ptr, but most calls' records are never asked for:
 // making each one shared cost a control block (malloc and free), a lock of the pool's weak
-// reference, the deleter's hand-back and the mutex around last_call_, about ten atomic operations
-// and a fifth of a cache-hit call. So a call keeps its record unshared in unpublished_, one
-// atomic exchange; the record it displaces was never seen by anyone and goes straight back to the
-// pool. last_call() and eval_roofline() share the newest record under running_mutex_ when they
-// first ask for it (published_last_call), and it is then last_call_ like any published record,
-// returned to the pool by its last holder (Note [Record reuse] in src/op/record_pool.hpp). "Last"
-// is the order of the exchanges, as it was the order of taking the mutex. A sub-op's call inside
-// a composite is shared at once: its parent files it under a stage.
+// reference, the deleter's hand-back and the mutex around last_call_: about ten atomic operations
+// and, for AddFwdOp, 285 of 2,337 instructions per cache-hit call. So a call keeps its record
+// unshared in unpublished_, one atomic exchange; the record it displaces was never seen by anyone
+// and goes straight back to the pool. last_call() and eval_roofline() share the newest record under
+// running_mutex_ when they first ask for it (published_last_call), and it is then last_call_ like
+// any published record, returned to the pool by its last holder (Note [Record reuse] in
+// src/op/record_pool.hpp). "Last" is the order of the exchanges, as it was the order of taking the
+// mutex. A sub-op's call inside a composite is shared at once: its parent files it under a stage.
 void Op::keep_record(detail::CallFrame& frame, std::unique_ptr<manifest::SignatureCall> record) {
   if (frame.enclosed()) {
     std::shared_ptr<const manifest::SignatureCall> shared = records_->publish(std::move(record));
