@@ -110,7 +110,7 @@ TEST(CudaRope, OneTokenOddHeadCountsAndOneSidedCalls) {
       {3, 7, 1, 128, 128, 8},      // odd head counts
       {5, 0, 3, 64, 64, 8},        // no query heads
       {5, 3, 0, 64, 64, 8},        // no key heads
-      {2, 71, 13, 128, 128, 8},    // more heads than a block's rows cover in one pass
+      {2, 71, 13, 128, 128, 8},    // heads past a block of threads within one token
   };
   for (DType dtype : kFloatDTypes)
     for (bool is_neox : {true, false})
@@ -461,6 +461,46 @@ TEST(CudaRope, SizesPast32BitIndexing) {
   RopeFwdOp op;
   op(positions_gpu(positions, DType::kInt64), query, key, cache);
   EXPECT_EQ(only_key(op, "rope"), "rope_neox_vector_sm90");
+  std::size_t i = 0;
+  for (std::int64_t t : {std::int64_t{0}, n - 1}) {
+    const references::Expected e = expected_skipping_bad(
+        before[i++], {positions[static_cast<std::size_t>(t)]}, c, true, "query");
+    const std::vector<double> got = host_values(token_view(t)).values;
+    const references::Tolerance tol = references::tolerance(dtype);
+    const references::Comparison cmp = references::compare(got, e, tol);
+    EXPECT_TRUE(cmp.ok()) << "token " << t << ": " << cmp.str(got, e.values, tol);
+  }
+}
+
+// query [2^24 + 1, 128, 2] of float16 rotated on the general path (one pair per chunk): 2^31 + 128
+// chunks, so the kernel indexes in 64 bits (Note [RoPE kernels]); the last token's chunks lie at
+// 2^31 and past. With 32-bit indices the grid-stride step would wrap and rotate the first tokens
+// twice. The first and last tokens are checked.
+TEST(CudaRope, ChunkCountsPast32BitIndexing) {
+  TILEOPS_REQUIRE_CUDA();
+  const DType dtype = DType::kFloat16;
+  const std::int64_t n = (std::int64_t{1} << 24) + 1, hq = 128, d = 2, rows = 64;
+  Tensor query = Tensor::empty({n, hq, d}, dtype, gpu());
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemset(query.data_ptr(), 0x3C, static_cast<std::size_t>(query.nbytes())),
+            cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto token_bytes = static_cast<std::int64_t>(hq * d * dtype_size(dtype));
+  auto token_view = [&](std::int64_t t) {
+    return query.as_strided({1, hq, d}, {hq * d, d, 1}, t * token_bytes);
+  };
+  for (std::int64_t t : {std::int64_t{0}, n - 1})
+    token_view(t).copy_from(random_host({1, hq, d}, dtype, next_seed()));
+  const Tensor key = Tensor::empty({n, 0, d}, dtype, gpu());
+  const Tensor cache = random_gpu({rows, d}, dtype, next_seed());
+  const std::vector<std::int64_t> positions = random_positions(n, rows, next_seed());
+  const references::HostTensor c = host_values(cache);
+  std::vector<references::HostTensor> before;
+  for (std::int64_t t : {std::int64_t{0}, n - 1}) before.push_back(host_values(token_view(t)));
+
+  RopeFwdOp op;
+  op(positions_gpu(positions, DType::kInt64), query, key, cache);
+  EXPECT_EQ(only_key(op, "rope"), "rope_general_sm90");
   std::size_t i = 0;
   for (std::int64_t t : {std::int64_t{0}, n - 1}) {
     const references::Expected e = expected_skipping_bad(

@@ -25,6 +25,11 @@
 //     cuts rows (softmax_strided_write_kernel).
 // The fast paths read 16-byte vectors (kN == Vec<T>::kSize); the same templates with kN == 1
 // serve misaligned pointers and lengths that are not a multiple of a vector. Offsets are 64-bit.
+// Measured on the H200 and not taken (bench/results/2026-12-01-h200-rope-softmax-variants.md): the
+// register path is latency-bound, so what costs resident threads loses: one combined (max, sum)
+// block reduction instead of two (41-48 registers), exponentials kept in registers, fewer blocks
+// per multiprocessor. Rows read through shared memory by a bulk copy issued a row ahead gained
+// 2-4 points on [4096, 16384] and lost 3 on [16384, 8192].
 #pragma once
 
 #include <cstdint>

@@ -11,46 +11,39 @@
 //                      of V; its cos and sin are 8-byte loads
 //   General            a chunk is one pair, element by element: any alignment, any even R
 //
-// A block takes blockDim.z tokens at a time; its threads are chunks (x) by heads (y). A thread
-// keeps one chunk of the token's cos/sin row in registers and applies it to every head of query
-// and key it visits (Hq + Hk heads, query's first), so the row is read once per token and thread,
-// not once per head. A thread loads kHeadsInFlight heads before it rotates and stores any: four
-// independent 16-byte loads in flight per thread for bfloat16 rotate-half (two heads of two
-// vectors), eight for float16 and float32 rotate-half and four on the interleaved path. The
-// kernel is held to 80 registers (three blocks of 256 threads per multiprocessor): bfloat16
-// rotate-half spilled with four heads at 80 (its cos and sin stay widened to float32 across the
-// heads), float16 and float32 fit them (80 and 72 registers). x, y and z are planned per call from
-// the head counts (rope_launch.cu): y covers the heads in kHeadsInFlight passes, z fills the block
-// to about 256 threads when a token has little work.
+// A thread rotates one chunk of one head of one token: the work is (token, head, chunk) in that
+// order, cut into blocks of kRopeThreads threads, as the elementwise kernels cut theirs (Note
+// [Binary kernels] in kernels/elementwise/cuda/binary.cuh); query's heads come before key's. A
+// thread issues its head's loads, then reads the token's position and the chunk of its cos/sin
+// row (from L1 after the token's first head). Measured on the H200 (bench/experiments/
+// rope_variants.cu, bfloat16 rotate-half, query [16384, 32, 128] and key [16384, 8, 128]): 93.8%
+// of the 4.25 TB/s copy ceiling, where the earlier block per token, whose threads each held two
+// to four heads of one chunk with the cos/sin chunk kept across them, reached 78.1%: it needed 80
+// registers (three or four blocks per multiprocessor) and its threads waited on four loads at a
+// time, while this kernel's 32 registers fill the multiprocessor with 2048 threads. The prefill
+// shapes of 2048 tokens went from 63.3% to 73.4% (Llama-3-8B heads) and from 68.2% to 82.8%
+// (70B). Streaming hints beat plain accesses here by 0.3 to 2.5 points, unlike the elementwise
+// kernels: every line of query and key is read and written once and nothing else is reused but
+// the cache rows, which the hints keep out of the way of.
 //
-// The token's position is loaded first but read only after the thread has issued its query and
-// key loads, which do not depend on it: the cos/sin row waits for the position, the query and key
-// no longer do, so a token costs one memory latency for its data rather than two in a row when
-// the position's row is in L2. The row is loaded again (from L1) on a thread's later passes of
-// heads, which only many heads per token with a wide rotary dimension take.
-//
-// The grid is one block per group of z tokens, not a persistent grid: every token costs the
-// same, so the block scheduler balances them as well as any split could, and a persistent grid's
-// last wave would leave a remainder of tokens on part of the device. Columns R..D-1 are never
-// touched. Offsets are 64-bit.
+// Indices are 32-bit when the chunks of the call number fewer than 2^31 (every model's call),
+// 64-bit otherwise (Index); offsets into query and key are 64-bit either way. Columns R..D-1
+// are never touched.
 //
 // A position outside [0, P) would read outside the cache: the token is skipped (its query and
 // key rows stay as they were) and reported to the checking mode's record when there is one
-// (Note [Kernel checking mode] in src/cuda/kernel_checks.hpp).
+// (Note [Kernel checking mode] in src/cuda/kernel_checks.hpp), by the thread of its first chunk.
 #pragma once
 
 #include <cstdint>
-#include <type_traits>
 
 #include "kernels/common/cuda/kernel_check.cuh"
 #include "kernels/common/cuda/vec.cuh"
 
 namespace tileops::kernels::cuda {
 
-// Threads per block at most (rope_launch.cu plans within it), and the blocks of that size a
-// multiprocessor must hold: the register cap (Note [RoPE kernels]).
-inline constexpr int kRopeMaxThreads = 256;
-inline constexpr int kRopeMinBlocksPerSm = 3;
+// Threads per block (Note [RoPE kernels]).
+inline constexpr int kRopeThreads = 256;
 
 struct RopeParams {
   const void* positions = nullptr;
@@ -63,7 +56,7 @@ struct RopeParams {
   std::int64_t head_size = 0;   // D
   std::int64_t half = 0;        // R / 2
   std::int64_t cache_rows = 0;  // P
-  int chunks = 0;               // chunks per head (Note [RoPE kernels])
+  std::int64_t chunks = 0;      // chunks per head (Note [RoPE kernels])
   KernelCheckRecord* check = nullptr;
 };
 
@@ -78,9 +71,6 @@ __device__ __forceinline__ void rotate_pair(T& x1, T& x2, float c, float s) {
 template <class T>
 struct NeoxVector {
   static constexpr int kV = Vec<T>::kSize;
-  // Two vectors each. bfloat16 keeps two heads: with four it spilled at 80 registers (its cos and
-  // sin are held widened to float32 across the heads); float16 and float32 fit four in 80 and 72.
-  static constexpr int kHeadsInFlight = std::is_same_v<T, __nv_bfloat16> ? 2 : 4;
   struct Data {
     Vec<T> x1, x2;
   };
@@ -117,7 +107,6 @@ __device__ __forceinline__ HalfVec<T> load_half_vec(const T* p) {
 template <class T>
 struct InterleavedVector {
   static constexpr int kV = Vec<T>::kSize;
-  static constexpr int kHeadsInFlight = 4;
   using Data = Vec<T>;
   struct CosSin {
     HalfVec<T> c, s;
@@ -139,7 +128,6 @@ struct InterleavedVector {
 
 template <class T, bool kNeox>
 struct GeneralPair {
-  static constexpr int kHeadsInFlight = 4;
   struct Data {
     T x1, x2;
   };
@@ -166,46 +154,33 @@ struct GeneralPair {
   }
 };
 
-template <class Path, class T, class I>
-__global__ void __launch_bounds__(kRopeMaxThreads, kRopeMinBlocksPerSm) rope_kernel(RopeParams p) {
-  const I* positions = static_cast<const I*>(p.positions);
-  const T* cache = static_cast<const T*>(p.cache);
-  // 32-bit head indices (launch_rope checks the count): 64-bit ones cost float16 a spill.
-  const int heads = static_cast<int>(p.q_heads + p.k_heads);
-  const std::int64_t rotary_dim = 2 * p.half;
-  const std::int64_t token_step = static_cast<std::int64_t>(gridDim.x) * blockDim.z;
-  for (std::int64_t token = static_cast<std::int64_t>(blockIdx.x) * blockDim.z + threadIdx.z;
-       token < p.tokens; token += token_step) {
-    // Read only after the query and key loads below are issued: they do not depend on it.
-    const auto position = static_cast<std::int64_t>(positions[token]);
-    T* query = static_cast<T*>(p.query) + token * p.q_heads * p.head_size;
-    T* key = static_cast<T*>(p.key) + token * p.k_heads * p.head_size;
-    const auto head_of = [&](int h) {
-      return h < p.q_heads ? query + h * p.head_size : key + (h - p.q_heads) * p.head_size;
-    };
-    for (int chunk = static_cast<int>(threadIdx.x); chunk < p.chunks;
-         chunk += static_cast<int>(blockDim.x)) {
-      for (int h0 = static_cast<int>(threadIdx.y); h0 < heads;
-           h0 += static_cast<int>(blockDim.y) * Path::kHeadsInFlight) {
-        typename Path::Data data[Path::kHeadsInFlight];
-#pragma unroll
-        for (int u = 0; u < Path::kHeadsInFlight; ++u) {
-          const int h = h0 + u * static_cast<int>(blockDim.y);
-          if (h < heads) data[u] = Path::load(head_of(h), chunk, p.half);
-        }
-        // A position outside the cache leaves the token as it was (the loads are dropped).
-        if (position < 0 || position >= p.cache_rows) continue;
-        const typename Path::CosSin cs =
-            Path::cos_sin(cache + position * rotary_dim, chunk, p.half);
-#pragma unroll
-        for (int u = 0; u < Path::kHeadsInFlight; ++u) {
-          const int h = h0 + u * static_cast<int>(blockDim.y);
-          if (h < heads) Path::rotate_store(head_of(h), chunk, p.half, data[u], cs);
-        }
-      }
+// Index: std::uint32_t when the call's chunks number fewer than 2^31, else std::uint64_t.
+template <class Path, class T, class I, class Index>
+__global__ void __launch_bounds__(kRopeThreads) rope_kernel(RopeParams p) {
+  const auto heads = static_cast<Index>(p.q_heads + p.k_heads);
+  const auto chunks = static_cast<Index>(p.chunks);
+  const Index total = static_cast<Index>(p.tokens) * heads * chunks;
+  const Index step = static_cast<Index>(gridDim.x) * kRopeThreads;
+  for (Index i = static_cast<Index>(blockIdx.x) * kRopeThreads + threadIdx.x; i < total;
+       i += step) {
+    const Index chunk = i % chunks;
+    const Index head_of_token = i / chunks;
+    const auto head = static_cast<std::int64_t>(head_of_token % heads);
+    const auto token = static_cast<std::int64_t>(head_of_token / heads);
+    T* row = head < p.q_heads
+                 ? static_cast<T*>(p.query) + (token * p.q_heads + head) * p.head_size
+                 : static_cast<T*>(p.key) + (token * p.k_heads + (head - p.q_heads)) * p.head_size;
+    const auto c = static_cast<int>(chunk);
+    const typename Path::Data data = Path::load(row, c, p.half);
+    const auto position = static_cast<std::int64_t>(static_cast<const I*>(p.positions)[token]);
+    if (position < 0 || position >= p.cache_rows) {
+      // The loads are dropped: the token stays as it was.
+      if (head == 0 && chunk == 0) report_kernel_check(p.check, token, position);
+      continue;
     }
-    if ((position < 0 || position >= p.cache_rows) && threadIdx.x == 0 && threadIdx.y == 0)
-      report_kernel_check(p.check, token, position);
+    const typename Path::CosSin cs =
+        Path::cos_sin(static_cast<const T*>(p.cache) + position * 2 * p.half, c, p.half);
+    Path::rotate_store(row, c, p.half, data, cs);
   }
 }
 

@@ -1,8 +1,7 @@
-// Instantiates the rope kernels (rope.cuh), plans each call's block shape and launches them.
+// Instantiates the rope kernels (rope.cuh), sizes each call's grid and launches them.
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <limits>
 #include <string>
 
 #include "cuda/check.hpp"
@@ -13,26 +12,22 @@
 namespace tileops::kernels::cuda {
 namespace {
 
-// Threads of one block are chunks (x) by heads (y) by tokens (z) (Note [RoPE kernels]).
-constexpr int kMaxChunkThreads = 64;
-constexpr int kMaxThreads = kRopeMaxThreads;
-// A block with less work than this takes more tokens at once.
-constexpr int kFillThreads = 256;
-// gridDim.x's limit; more token groups than this are walked by the grid-stride loop.
+// gridDim.x's limit; more blocks' worth of chunks than this are walked by the grid-stride loop.
 constexpr std::int64_t kMaxBlocks = 2147483647;
+// Below this many chunks the kernel indexes in 32 bits (Note [RoPE kernels]).
+constexpr std::int64_t kNarrowIndexChunks = std::int64_t{1} << 31;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 template <class Path, class T, class I>
 void launch(const RopeParams& p, cudaStream_t stream) {
-  const std::int64_t heads = p.q_heads + p.k_heads;
-  const int x = static_cast<int>(std::min<std::int64_t>(p.chunks, kMaxChunkThreads));
-  const int y = static_cast<int>(
-      std::clamp<std::int64_t>(ceil_div(heads, Path::kHeadsInFlight), 1, kMaxThreads / x));
-  const int z = static_cast<int>(
-      std::clamp<std::int64_t>(kFillThreads / (x * y), 1, std::min<std::int64_t>(p.tokens, 64)));
-  const std::int64_t blocks = std::min(ceil_div(p.tokens, z), kMaxBlocks);
-  rope_kernel<Path, T, I><<<dim3(static_cast<unsigned>(blocks)), dim3(x, y, z), 0, stream>>>(p);
+  const std::int64_t work = p.tokens * (p.q_heads + p.k_heads) * p.chunks;
+  const auto blocks = static_cast<unsigned>(std::min(ceil_div(work, kRopeThreads), kMaxBlocks));
+  if (work < kNarrowIndexChunks) {
+    rope_kernel<Path, T, I, std::uint32_t><<<blocks, kRopeThreads, 0, stream>>>(p);
+  } else {
+    rope_kernel<Path, T, I, std::uint64_t><<<blocks, kRopeThreads, 0, stream>>>(p);
+  }
   TILEOPS_CUDA_CHECK_LAUNCH();
 }
 
@@ -81,11 +76,6 @@ std::int64_t chunks_of(RopePath path, DType dtype, std::int64_t rotary_dim) {
 void launch_rope(RopePath path, DType dtype, DType index_dtype, bool is_neox, const RopeTensors& t,
                  tileops::cuda::KernelCheckRecord* check, void* stream) {
   if (t.tokens == 0 || t.rotary_dim == 0 || t.q_heads + t.k_heads == 0) return;
-  // The kernel indexes heads in 32 bits, a pass of heads past the last one included.
-  if (t.q_heads + t.k_heads > std::numeric_limits<int>::max() / 2)
-    throw CheckError("rope (cuda): " + std::to_string(t.q_heads + t.k_heads) +
-                     " heads per token; at most " +
-                     std::to_string(std::numeric_limits<int>::max() / 2));
   RopeParams p;
   p.positions = t.positions;
   p.query = t.query;
@@ -97,7 +87,7 @@ void launch_rope(RopePath path, DType dtype, DType index_dtype, bool is_neox, co
   p.head_size = t.head_size;
   p.half = t.rotary_dim / 2;
   p.cache_rows = t.cache_rows;
-  p.chunks = static_cast<int>(chunks_of(path, dtype, t.rotary_dim));
+  p.chunks = chunks_of(path, dtype, t.rotary_dim);
   p.check = check;
   auto s = static_cast<cudaStream_t>(stream);
   switch (dtype) {
