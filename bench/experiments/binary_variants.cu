@@ -16,19 +16,11 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench/experiments/harness.cuh"
 #include "kernels/common/cuda/packed.cuh"
 
 using namespace tileops::kernels::cuda;
 using T = __nv_bfloat16;
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 constexpr int kThreads = 256;
 
@@ -124,24 +116,7 @@ __global__ void __launch_bounds__(kThreads) copy_chunked(const uint4* a, uint4* 
 // Median time per launch (us) of launch(set) over rotated sets.
 template <class Launch>
 double time_us(Launch&& launch, int sets, cudaStream_t stream) {
-  for (int i = 0; i < 3; ++i) launch(i % sets);
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  std::vector<float> per_call;
-  const int calls = std::max(sets, 8);
-  for (int batch = 0; batch < 15; ++batch) {
-    CHECK(cudaEventRecord(start, stream));
-    for (int c = 0; c < calls; ++c) launch(c % sets);
-    CHECK(cudaEventRecord(stop, stream));
-    CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    per_call.push_back(ms * 1000.0f / calls);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(per_call.begin(), per_call.end());
-  return per_call[per_call.size() / 2];
+  return experiments::median_launch_us(launch, sets, std::max(sets, 8), stream);
 }
 
 __global__ void fill(uint4* p, long long n, unsigned seed) {

@@ -22,21 +22,13 @@
 #include <cstdlib>
 #include <vector>
 
+#include "bench/experiments/harness.cuh"
 #include "kernels/common/cuda/reduce.cuh"
 #include "kernels/common/cuda/vec.cuh"
 
 using namespace tileops::kernels::cuda;
 using T = __nv_bfloat16;
 using V = Vec<T>;
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 enum Load { kLdcs, kLdg, kPlain };
 enum Store { kStcs, kStPlain };
@@ -183,36 +175,7 @@ void release(Buffers& b) {
 
 template <class Launch>
 double time_us(Launch&& launch, int sets, cudaStream_t stream, bool graph = false) {
-  for (int i = 0; i < 3 * sets; ++i) launch(i % sets);
-  const int per_batch = std::max(20, 2 * sets);
-  cudaGraphExec_t exec = nullptr;
-  if (graph) {
-    cudaGraph_t g;
-    CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < per_batch; ++i) launch(i % sets);
-    CHECK(cudaStreamEndCapture(stream, &g));
-    CHECK(cudaGraphInstantiate(&exec, g, 0));
-    CHECK(cudaGraphLaunch(exec, stream));
-  }
-  cudaEvent_t a, b;
-  CHECK(cudaEventCreate(&a));
-  CHECK(cudaEventCreate(&b));
-  std::vector<double> samples;
-  for (int batch = 0; batch < 15; ++batch) {
-    CHECK(cudaEventRecord(a, stream));
-    if (exec)
-      CHECK(cudaGraphLaunch(exec, stream));
-    else
-      for (int i = 0; i < per_batch; ++i) launch(i % sets);
-    CHECK(cudaEventRecord(b, stream));
-    CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    CHECK(cudaEventElapsedTime(&ms, a, b));
-    samples.push_back(ms * 1000.0 / per_batch);
-  }
-  CHECK(cudaGetLastError());
-  std::sort(samples.begin(), samples.end());
-  return samples[samples.size() / 2];
+  return experiments::median_launch_us(launch, sets, std::max(20, 2 * sets), stream, graph);
 }
 
 template <int kVpt, int kLoad, int kStore, bool kPrefetch, bool kPdl, int kWeight = kAfter>

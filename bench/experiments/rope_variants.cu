@@ -25,20 +25,14 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/experiments/harness.cuh"
 #include "kernels/rope/cuda/rope.cuh"
 
 using namespace tileops::kernels::cuda;
+using experiments::bf16_to_float;
+using experiments::float_to_bf16;
 using T = __nv_bfloat16;
 using I = long long;
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 // The library's rotate-half path with streaming or plain (coherent, no hint) accesses, for the
 // block-per-token kernel with kHeads heads in flight; with kPacked, cos and sin stay packed until
@@ -149,23 +143,6 @@ struct Case {
 };
 constexpr int kHead = 128, kRotary = 128, kCacheRows = 131072;
 
-static float bf16_to_float(T v) {
-  unsigned short bits;
-  std::memcpy(&bits, &v, 2);
-  const unsigned int word = static_cast<unsigned int>(bits) << 16;
-  float f;
-  std::memcpy(&f, &word, 4);
-  return f;
-}
-static T float_to_bf16(float f) {  // round to nearest even; values are finite
-  unsigned int word;
-  std::memcpy(&word, &f, 4);
-  word += 0x7fffu + ((word >> 16) & 1u);
-  const unsigned short bits = static_cast<unsigned short>(word >> 16);
-  T v;
-  std::memcpy(&v, &bits, 2);
-  return v;
-}
 static unsigned next(unsigned& seed) { return seed = seed * 1664525u + 1013904223u; }
 
 struct Set {
@@ -242,28 +219,8 @@ static double check(const Problem& pr) {
 
 template <class Launch>
 static float time_us(const Problem& pr, Launch launch) {
-  const int sets = static_cast<int>(pr.sets.size());
-  for (int i = 0; i < 3; ++i) launch(pr.sets[i % sets]);
-  CHECK(cudaGetLastError());
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  constexpr int kBatches = 15, kPerBatch = 20;
-  std::vector<float> ms;
-  for (int batch = 0; batch < kBatches; ++batch) {
-    CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kPerBatch; ++i) launch(pr.sets[i % sets]);
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t / kPerBatch);
-  }
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventDestroy(start));
-  CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2] * 1000.0f;
+  return static_cast<float>(experiments::median_launch_us([&](int set) { launch(pr.sets[set]); },
+                                                          static_cast<int>(pr.sets.size()), 20));
 }
 
 // Blocks planned as rope_launch.cu plans them, for kHeadsInFlight heads and kMaxThreads.

@@ -28,21 +28,15 @@
 #include <cstring>
 #include <vector>
 
+#include "bench/experiments/harness.cuh"
 #include "kernels/reduction/cuda/softmax.cuh"
 
 using namespace tileops::kernels::cuda;
 using namespace tileops::kernels::cuda::reduction;
+using experiments::bf16_to_float;
+using experiments::float_to_bf16;
 using T = __nv_bfloat16;
 using P = Pack<T, 8>;
-
-#define CHECK(call)                                                                               \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 template <bool kNanMax>
 __device__ __forceinline__ float max_of(float a, float b) {
@@ -53,6 +47,23 @@ __device__ __forceinline__ float max_of(float a, float b) {
   } else {
     return MaxMonoid<float>::combine(a, b);
   }
+}
+
+// This thread's sum of exp(x - max) over its vectors of the row; each packed vector is then hidden
+// from the optimiser, so that only the packed row stays live across the reduction that follows.
+template <int kVpt>
+__device__ __forceinline__ float exp_sum(P (&v)[kVpt], float max, int lane, int lanes,
+                                         int accesses) {
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) {
+    if (lane + j * lanes < accesses) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) sum += fast_exp(to_float(v[j].v[e]) - max);
+    }
+    opaque(v[j]);
+  }
+  return sum;
 }
 
 template <bool kLog, int kVpt, bool kFused, bool kNanMax, bool kKeepExp, bool kTight>
@@ -100,16 +111,7 @@ __global__ void __launch_bounds__(1024, kTight ? 2 : 1)
       stats = block_all<SoftmaxMonoid>(MaxExpSum{max, sum}, pair_scratch);
     } else {
       max = block_all<MaxMonoid<float>>(max, scalar_scratch);
-      float sum = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j) {
-        if (lane + j * lanes < accesses) {
-#pragma unroll
-          for (int e = 0; e < 8; ++e) sum += fast_exp(to_float(v[j].v[e]) - max);
-        }
-        opaque(v[j]);
-      }
-      stats = {max, block_all<SumMonoid>(sum, scalar_scratch)};
+      stats = {max, block_all<SumMonoid>(exp_sum(v, max, lane, lanes, accesses), scalar_scratch)};
     }
     T* out = outs + row * length;
     const Normalizer<kLog, true> normalize(stats);
@@ -193,15 +195,7 @@ __global__ void __launch_bounds__(1024, kTight ? 2 : 1)
     max = block_all<MaxMonoid<float>>(max, scratch);  // its barrier: the buffer is read
     const long long next = row + gridDim.x;
     if (lane == 0 && next < rows) bulk_load(row_buffer, xs + next * length, row_bytes, &loaded);
-    float sum = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kVpt; ++j) {
-      if (lane + j * lanes < accesses) {
-#pragma unroll
-        for (int e = 0; e < 8; ++e) sum += fast_exp(to_float(v[j].v[e]) - max);
-      }
-      opaque(v[j]);
-    }
+    const float sum = exp_sum(v, max, lane, lanes, accesses);
     const Normalizer<kLog, true> normalize(MaxExpSum{max, block_all<SumMonoid>(sum, scratch)});
     T* out = outs + row * length;
 #pragma unroll
@@ -233,25 +227,6 @@ struct Buffers {
   std::vector<T*> x, out;
 };
 
-static float bf16_to_float(T v) {
-  unsigned short bits;
-  std::memcpy(&bits, &v, 2);
-  unsigned int word = static_cast<unsigned int>(bits) << 16;
-  float f;
-  std::memcpy(&f, &word, 4);
-  return f;
-}
-
-static T float_to_bf16(float f) {  // round to nearest even; inputs are finite
-  unsigned int word;
-  std::memcpy(&word, &f, 4);
-  word += 0x7fffu + ((word >> 16) & 1u);
-  const unsigned short bits = static_cast<unsigned short>(word >> 16);
-  T v;
-  std::memcpy(&v, &bits, 2);
-  return v;
-}
-
 // About N(0, 2): sums of four uniforms, scaled.
 static void fill_random(std::vector<T>& host, unsigned& seed) {
   for (T& v : host) {
@@ -264,31 +239,11 @@ static void fill_random(std::vector<T>& host, unsigned& seed) {
   }
 }
 
-// Launches `launch(x, out)` over the rotated sets in batches; the median batch's time per launch.
+// The median time per launch (us) of `launch(x, out)` over the rotated sets.
 template <class Launch>
 static float time_us(const Buffers& b, Launch launch) {
-  const int sets = static_cast<int>(b.x.size());
-  for (int i = 0; i < 3; ++i) launch(b.x[i % sets], b.out[i % sets]);
-  CHECK(cudaGetLastError());
-  cudaEvent_t start, stop;
-  CHECK(cudaEventCreate(&start));
-  CHECK(cudaEventCreate(&stop));
-  constexpr int kBatches = 15, kPerBatch = 20;
-  std::vector<float> ms;
-  for (int batch = 0; batch < kBatches; ++batch) {
-    CHECK(cudaEventRecord(start));
-    for (int i = 0; i < kPerBatch; ++i) launch(b.x[i % sets], b.out[i % sets]);
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t / kPerBatch);
-  }
-  CHECK(cudaGetLastError());
-  CHECK(cudaEventDestroy(start));
-  CHECK(cudaEventDestroy(stop));
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2] * 1000.0f;
+  return static_cast<float>(experiments::median_launch_us(
+      [&](int set) { launch(b.x[set], b.out[set]); }, static_cast<int>(b.x.size()), 20));
 }
 
 // The largest relative error of three rows of set 0 against a float64 (log-)softmax.
@@ -314,31 +269,41 @@ static double check(const Buffers& b, const std::vector<T>& host_x, const Case& 
   return worst;
 }
 
-template <bool kLog, int kVpt, bool kFused, bool kNanMax, bool kKeepExp, bool kTight = false>
-static void variant(const char* name, const Buffers& b, const std::vector<T>& host_x, const Case& c,
-                    double copy_us) {
-  const int threads = c.length / (8 * kVpt);
-  if (threads < 32 || threads > 1024 || c.length % (8 * kVpt) != 0) return;
-  const long long rows = c.rows;
-  const int length = c.length;
-  auto launch = [&](const T* x, T* out) {
-    rows_kernel<kLog, kVpt, kFused, kNanMax, kKeepExp, kTight>
-        <<<static_cast<unsigned>(rows), threads>>>(x, out, rows, length);
-  };
-  for (T* out : b.out) CHECK(cudaMemset(out, 0xff, rows * length * sizeof(T)));  // NaN poison
+// Poisons every output (NaN), runs `launch` once and checks it, times it and prints a row.
+template <class Launch>
+static void run(bool log, const char* name, const Buffers& b, const std::vector<T>& host_x,
+                const Case& c, double copy_us, Launch launch, int threads, int per_sm) {
+  for (T* out : b.out) CHECK(cudaMemset(out, 0xff, c.rows * c.length * sizeof(T)));
   launch(b.x[0], b.out[0]);
   CHECK(cudaDeviceSynchronize());
-  const double err = check(b, host_x, c, kLog);
-  int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, rows_kernel<kLog, kVpt, kFused, kNanMax, kKeepExp, kTight>, threads, 0));
+  const double err = check(b, host_x, c, log);
   const float us = time_us(b, launch);
-  const double bytes = 2.0 * rows * length * sizeof(T);
+  const double bytes = 2.0 * c.rows * c.length * sizeof(T);
   std::printf(
       "%-12s %-30s [%6lld, %6d] %9.2f us %7.1f GB/s %6.1f%%  copy x%.3f  err %.1e  (threads %d, "
       "%d/SM)\n",
-      kLog ? "log_softmax" : "softmax", name, rows, length, us, bytes / us / 1e3,
+      log ? "log_softmax" : "softmax", name, c.rows, c.length, us, bytes / us / 1e3,
       bytes / us / 1e3 / 4250.0 * 100.0, us / copy_us, err, threads, per_sm);
+}
+
+// Threads of a block per row with kVpt vectors of 8 per thread; 0 where that block cannot be.
+static int row_threads(const Case& c, int vpt) {
+  const int threads = c.length / (8 * vpt);
+  return threads < 32 || threads > 1024 || c.length % (8 * vpt) != 0 ? 0 : threads;
+}
+
+template <bool kLog, int kVpt, bool kFused, bool kNanMax, bool kKeepExp, bool kTight = false>
+static void variant(const char* name, const Buffers& b, const std::vector<T>& host_x, const Case& c,
+                    double copy_us) {
+  const int threads = row_threads(c, kVpt);
+  if (threads == 0) return;
+  const auto kernel = rows_kernel<kLog, kVpt, kFused, kNanMax, kKeepExp, kTight>;
+  auto launch = [&](const T* x, T* out) {
+    kernel<<<static_cast<unsigned>(c.rows), threads>>>(x, out, c.rows, c.length);
+  };
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  run(kLog, name, b, host_x, c, copy_us, launch, threads, per_sm);
 }
 
 // The library's kernel as it stands (softmax.cuh) with kAcc vectors per thread (the plan uses
@@ -348,8 +313,8 @@ static void variant(const char* name, const Buffers& b, const std::vector<T>& ho
 template <bool kLog, int kAcc = 4>
 static void library(const Buffers& b, const std::vector<T>& host_x, const Case& c, double copy_us,
                     int pad = 0) {
-  const int threads = c.length / (8 * kAcc);
-  if (threads < 32 || threads > 1024 || c.length % (8 * kAcc) != 0) return;
+  const int threads = row_threads(c, kAcc);
+  if (threads == 0) return;
   const auto kernel = softmax_rows_kernel<kLog, T, 8, 0, kAcc>;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, pad));
   auto launch = [&](const T* x, T* out) {
@@ -360,27 +325,17 @@ static void library(const Buffers& b, const std::vector<T>& host_x, const Case& 
     p.length = c.length;
     kernel<<<static_cast<unsigned>(c.rows), threads, pad>>>(p);
   };
-  for (T* out : b.out) CHECK(cudaMemset(out, 0xff, c.rows * c.length * sizeof(T)));
-  launch(b.x[0], b.out[0]);
-  CHECK(cudaDeviceSynchronize());
-  const double err = check(b, host_x, c, kLog);
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, pad));
-  const float us = time_us(b, launch);
-  const double bytes = 2.0 * c.rows * c.length * sizeof(T);
   char name[64];
   std::snprintf(name, sizeof name, "library vpt%d%s", kAcc, pad ? " padded" : "");
-  std::printf(
-      "%-12s %-30s [%6lld, %6d] %9.2f us %7.1f GB/s %6.1f%%  copy x%.3f  err %.1e  (threads %d, "
-      "%d/SM)\n",
-      kLog ? "log_softmax" : "softmax", name, c.rows, c.length, us, bytes / us / 1e3,
-      bytes / us / 1e3 / 4250.0 * 100.0, us / copy_us, err, threads, per_sm);
+  run(kLog, name, b, host_x, c, copy_us, launch, threads, per_sm);
 }
 
 template <bool kLog, int kVpt, bool kTight = false>
 static void tma(const Buffers& b, const std::vector<T>& host_x, const Case& c, double copy_us) {
-  const int threads = c.length / (8 * kVpt);
-  if (threads < 32 || threads > 1024 || c.length % (8 * kVpt) != 0) return;
+  const int threads = row_threads(c, kVpt);
+  if (threads == 0) return;
   const auto kernel = tma_kernel<kLog, kVpt, kTight>;
   const int smem = c.length * static_cast<int>(sizeof(T));
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
@@ -391,19 +346,9 @@ static void tma(const Buffers& b, const std::vector<T>& host_x, const Case& c, d
   auto launch = [&](const T* x, T* out) {
     kernel<<<static_cast<unsigned>(blocks), threads, smem>>>(x, out, c.rows, c.length);
   };
-  for (T* out : b.out) CHECK(cudaMemset(out, 0xff, c.rows * c.length * sizeof(T)));
-  launch(b.x[0], b.out[0]);
-  CHECK(cudaDeviceSynchronize());
-  const double err = check(b, host_x, c, kLog);
-  const float us = time_us(b, launch);
-  const double bytes = 2.0 * c.rows * c.length * sizeof(T);
   char name[64];
   std::snprintf(name, sizeof name, "tma persistent vpt%d%s", kVpt, kTight ? " 32 regs" : "");
-  std::printf(
-      "%-12s %-30s [%6lld, %6d] %9.2f us %7.1f GB/s %6.1f%%  copy x%.3f  err %.1e  (threads %d, "
-      "%d/SM)\n",
-      kLog ? "log_softmax" : "softmax", name, c.rows, c.length, us, bytes / us / 1e3,
-      bytes / us / 1e3 / 4250.0 * 100.0, us / copy_us, err, threads, per_sm);
+  run(kLog, name, b, host_x, c, copy_us, launch, threads, per_sm);
 }
 
 template <bool kLog>

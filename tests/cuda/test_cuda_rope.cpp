@@ -9,6 +9,7 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 
 #include "cuda/kernel_checks.hpp"
 #include "cuda_testing.hpp"
@@ -433,12 +434,13 @@ TEST(CudaRope, ACallIsCapturedInTheCheckingModeToo) {
 // ---- Sizes past 32-bit indexing
 // ------------------------------------------------------------------
 
-// query [131073, 128, 128] of float16: 2^31 + 2^14 elements. The first and last tokens are
-// checked (their rows filled with random values, the rest with a constant).
-TEST(CudaRope, SizesPast32BitIndexing) {
-  TILEOPS_REQUIRE_CUDA();
+// Rotates a float16 query [n, hq, d] too large to compare whole (every element one constant but
+// the first and last tokens' rows, which are random) with a key of hk heads, over the full width d
+// and a 64-row cache; checks the implementation taken and those two tokens against the reference.
+void check_first_and_last_tokens(std::int64_t n, std::int64_t hq, std::int64_t hk, std::int64_t d,
+                                 const std::string& implementation) {
   const DType dtype = DType::kFloat16;
-  const std::int64_t n = 131073, hq = 128, d = 128, r = 128, rows = 64;
+  const std::int64_t rows = 64;
   Tensor query = Tensor::empty({n, hq, d}, dtype, gpu());
   // The allocation is ordered on the library's stream; the legacy stream's memset waits for it.
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -451,8 +453,8 @@ TEST(CudaRope, SizesPast32BitIndexing) {
   };
   for (std::int64_t t : {std::int64_t{0}, n - 1})
     token_view(t).copy_from(random_host({1, hq, d}, dtype, next_seed()));
-  const Tensor key = random_gpu({n, 1, d}, dtype, next_seed());
-  const Tensor cache = random_gpu({rows, r}, dtype, next_seed());
+  const Tensor key = random_gpu({n, hk, d}, dtype, next_seed());
+  const Tensor cache = random_gpu({rows, d}, dtype, next_seed());
   const std::vector<std::int64_t> positions = random_positions(n, rows, next_seed());
   const references::HostTensor c = host_values(cache);
   std::vector<references::HostTensor> before;
@@ -460,7 +462,7 @@ TEST(CudaRope, SizesPast32BitIndexing) {
 
   RopeFwdOp op;
   op(positions_gpu(positions, DType::kInt64), query, key, cache);
-  EXPECT_EQ(only_key(op, "rope"), "rope_neox_vector_sm90");
+  EXPECT_EQ(only_key(op, "rope"), implementation);
   std::size_t i = 0;
   for (std::int64_t t : {std::int64_t{0}, n - 1}) {
     const references::Expected e = expected_skipping_bad(
@@ -472,44 +474,19 @@ TEST(CudaRope, SizesPast32BitIndexing) {
   }
 }
 
-// query [2^24 + 1, 128, 2] of float16 rotated on the general path (one pair per chunk): 2^31 + 128
+// query [131073, 128, 128] of float16: 2^31 + 2^14 elements, offsets past 32 bits.
+TEST(CudaRope, SizesPast32BitIndexing) {
+  TILEOPS_REQUIRE_CUDA();
+  check_first_and_last_tokens(131073, 128, 1, 128, "rope_neox_vector_sm90");
+}
+
+// query [2^24 + 1, 128, 2] of float16 on the general path (one pair per chunk): 2^31 + 128
 // chunks, so the kernel indexes in 64 bits (Note [RoPE kernels]); the last token's chunks lie at
 // 2^31 and past. With 32-bit indices the grid-stride step would wrap and rotate the first tokens
-// twice. The first and last tokens are checked.
+// twice.
 TEST(CudaRope, ChunkCountsPast32BitIndexing) {
   TILEOPS_REQUIRE_CUDA();
-  const DType dtype = DType::kFloat16;
-  const std::int64_t n = (std::int64_t{1} << 24) + 1, hq = 128, d = 2, rows = 64;
-  Tensor query = Tensor::empty({n, hq, d}, dtype, gpu());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(cudaMemset(query.data_ptr(), 0x3C, static_cast<std::size_t>(query.nbytes())),
-            cudaSuccess);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto token_bytes = static_cast<std::int64_t>(hq * d * dtype_size(dtype));
-  auto token_view = [&](std::int64_t t) {
-    return query.as_strided({1, hq, d}, {hq * d, d, 1}, t * token_bytes);
-  };
-  for (std::int64_t t : {std::int64_t{0}, n - 1})
-    token_view(t).copy_from(random_host({1, hq, d}, dtype, next_seed()));
-  const Tensor key = Tensor::empty({n, 0, d}, dtype, gpu());
-  const Tensor cache = random_gpu({rows, d}, dtype, next_seed());
-  const std::vector<std::int64_t> positions = random_positions(n, rows, next_seed());
-  const references::HostTensor c = host_values(cache);
-  std::vector<references::HostTensor> before;
-  for (std::int64_t t : {std::int64_t{0}, n - 1}) before.push_back(host_values(token_view(t)));
-
-  RopeFwdOp op;
-  op(positions_gpu(positions, DType::kInt64), query, key, cache);
-  EXPECT_EQ(only_key(op, "rope"), "rope_general_sm90");
-  std::size_t i = 0;
-  for (std::int64_t t : {std::int64_t{0}, n - 1}) {
-    const references::Expected e = expected_skipping_bad(
-        before[i++], {positions[static_cast<std::size_t>(t)]}, c, true, "query");
-    const std::vector<double> got = host_values(token_view(t)).values;
-    const references::Tolerance tol = references::tolerance(dtype);
-    const references::Comparison cmp = references::compare(got, e, tol);
-    EXPECT_TRUE(cmp.ok()) << "token " << t << ": " << cmp.str(got, e.values, tol);
-  }
+  check_first_and_last_tokens((std::int64_t{1} << 24) + 1, 128, 0, 2, "rope_general_sm90");
 }
 
 }  // namespace
