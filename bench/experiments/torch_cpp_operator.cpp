@@ -3,7 +3,8 @@
 // a call through the operator costs each way. One boxed kernel serves any operator whose schema is
 // the compile boundary's "(str key, Tensor... inputs, Tensor(z!) out) -> ()": it finds the
 // instance by its key, views the at::Tensors as tileops tensors (no copy, no DLPack capsule) and
-// runs the instance's call. Built and timed by torch_cpp_operator.py beside it.
+// runs the instance's call. Built and timed by torch_cpp_operator.py beside it. Not safe against
+// an instance destroyed on another thread during the call: find_instance returns a raw pointer.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/ScalarType.h>
