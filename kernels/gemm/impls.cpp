@@ -20,6 +20,7 @@ void gemm_implementations(ImplementationTable& table) {
   table.add<BmmFwdOp, cuda::BmmCublasLtSm90>("bmm_cublaslt_sm90");
   table.add<GroupedGemmFwdOp, cuda::GroupedGemmSm90>("grouped_gemm_sm90");
   table.add<GroupedGemmFwdOp, cuda::GroupedGemmGeneralSm90>("grouped_gemm_general_sm90");
+  table.add<GroupedGemmFwdOp, cuda::GroupedGemmCutlassSm90>("grouped_gemm_cutlass_sm90");
 #endif
 }
 

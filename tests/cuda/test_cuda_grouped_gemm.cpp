@@ -1,7 +1,8 @@
 // GroupedGemmFwdOp on the GPU against a float64 oracle written here over the rounded inputs: both
 // dtypes and both layouts of w, empty groups, one group holding every row, rows past the last end
 // (written 0), more groups than a block scans at once, odd M, K and N off the 16-byte vectors and
-// misaligned views (the general variant), each implementation forced, bad offsets (clamped and
+// misaligned views (the general variant), many expert-sized groups (CUTLASS's kernel), each
+// implementation forced, bad offsets (clamped and
 // memory-safe without the checking mode, CheckError naming offsets with it), empty outputs and a
 // CUDA-graph replay. Outputs are poisoned (NaN) before every call.
 #include <cuda_runtime_api.h>
@@ -15,6 +16,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/kernel_checks.hpp"
@@ -31,6 +33,7 @@ std::uint64_t next_seed() {
 }
 
 const DType kDTypes[] = {DType::kBFloat16, DType::kFloat16};
+constexpr const char* kCutlassKey = "grouped_gemm_cutlass_sm90";
 constexpr const char* kVectorKey = "grouped_gemm_sm90";
 constexpr const char* kGeneralKey = "grouped_gemm_general_sm90";
 
@@ -157,7 +160,7 @@ TEST(CudaGroupedGemm, EveryDtypeAndWeightLayout) {
       const Geometry g{301, 264, 272, {50, 50, 191, 280}, column_major, 0};
       SCOPED_TRACE(trace(g, dtype));
       GroupedGemmFwdOp op;
-      EXPECT_EQ(check_grouped(op, g, dtype), kVectorKey);
+      EXPECT_EQ(check_grouped(op, g, dtype), kCutlassKey);
     }
 }
 
@@ -170,39 +173,41 @@ TEST(CudaGroupedGemm, GroupShapes) {
       {1, 512, 128, {0, 1, 1}, true, 0},                       // decode: one row
       {1000, 64, 64, random_ends(300, 1000, true), false, 0},  // more groups than threads
       {700, 96, 200, random_ends(37, 700, false), true, 0},
-      {129, 40, 8, {1, 2, 3, 127, 128}, false, 0},  // one-row groups, N below a tile
+      {129, 40, 8, {1, 2, 3, 127, 128}, false, 0},             // one-row groups, N below a tile
+      {64, 8, 8, {30, 64}, true, 0},                           // K and N of one 16-byte vector
+      {3000, 64, 264, {100, 700}, false, 0},                   // 2300 rows past the last end
+      {777, 520, 136, random_ends(256, 777, false), true, 0},  // 256 groups, K past a K-step
   };
   for (DType dtype : kDTypes)
     for (const Geometry& g : shapes) {
       SCOPED_TRACE(trace(g, dtype));
       GroupedGemmFwdOp op;
-      EXPECT_EQ(check_grouped(op, g, dtype), kVectorKey);
+      EXPECT_EQ(check_grouped(op, g, dtype), kCutlassKey);
     }
 }
 
-TEST(CudaGroupedGemm, SizesOffTheVectorsAndMisalignedViewsTakeTheGeneralVariant) {
+// The shapes CUTLASS's grouped kernel is there for, one for each of its schedules (Note [Grouped
+// GEMM schedules] in grouped_gemm_cutlass.cuh): many groups of around a tile of rows (a mixture of
+// experts' routed tokens; random ends, 130 rows a group on average) and a few groups of hundreds
+// of rows (256 or more on average: the paired-CTA schedule), both over a long K.
+TEST(CudaGroupedGemm, ExpertShapedGroups) {
   TILEOPS_REQUIRE_CUDA();
-  const Geometry shapes[] = {
-      {157, 13, 72, {40, 90, 150}, false, 0},  // K odd: x rows of 26 bytes
-      {157, 13, 72, {40, 90, 150}, true, 0},   // and w's columns too
-      {157, 64, 30, {40, 90, 157}, false, 0},  // N not a multiple of 8
-      {157, 64, 30, {40, 90, 157}, true, 0},  {33, 7, 9, {0, 20, 30}, false, 0},
-      {130, 64, 64, {60, 130}, false, 2},  // x one element past a 16-byte boundary
-      {130, 64, 64, {60, 130}, true, 2},
-  };
   for (DType dtype : kDTypes)
-    for (const Geometry& g : shapes) {
-      SCOPED_TRACE(trace(g, dtype));
-      GroupedGemmFwdOp op;
-      EXPECT_EQ(check_grouped(op, g, dtype), kGeneralKey);
-    }
+    for (bool column_major : {false, true})
+      for (const auto& [groups, rows_per_group] : {std::pair{32, 130}, std::pair{4, 600}}) {
+        const std::int64_t m = groups * rows_per_group;
+        const Geometry g{m, 1024, 128, random_ends(groups, m, false), column_major, 0};
+        SCOPED_TRACE(trace(g, dtype));
+        GroupedGemmFwdOp op;
+        EXPECT_EQ(check_grouped(op, g, dtype), kCutlassKey);
+      }
 }
 
 // Each implementation forced on shapes it claims; the vector variant forced on a call it does
 // not claim fails with its refusal.
 TEST(CudaGroupedGemm, EveryImplementationForced) {
   TILEOPS_REQUIRE_CUDA();
-  for (const char* key : {kVectorKey, kGeneralKey})
+  for (const char* key : {kCutlassKey, kVectorKey, kGeneralKey})
     for (DType dtype : kDTypes)
       for (bool column_major : {false, true}) {
         const Geometry g{263, 200, 144, {0, 100, 100, 250}, column_major, 0};
@@ -213,20 +218,25 @@ TEST(CudaGroupedGemm, EveryImplementationForced) {
       }
 
   struct Refused {
+    const char* key;
     Geometry g;
     const char* reason;
   };
   for (const Refused& r : {
-           Refused{{20, 13, 16, {10, 20}, false, 0}, "rows of 26 bytes"},
-           Refused{{20, 16, 12, {10, 20}, true, 0}, "rows of 24 bytes"},
-           Refused{{20, 16, 16, {10, 20}, false, 2}, "aligned to 2 bytes"},
+           Refused{kVectorKey, {20, 13, 16, {10, 20}, false, 0}, "rows of 26 bytes"},
+           Refused{kVectorKey, {20, 16, 12, {10, 20}, true, 0}, "rows of 24 bytes"},
+           Refused{kVectorKey, {20, 16, 16, {10, 20}, false, 2}, "aligned to 2 bytes"},
+           Refused{kCutlassKey, {20, 13, 16, {10, 20}, false, 0}, "rows of 26 bytes"},
+           Refused{kCutlassKey, {20, 16, 12, {10, 20}, true, 0}, "rows of 24 bytes"},
+           Refused{kCutlassKey, {20, 16, 16, {10, 20}, false, 2}, "aligned to 2 bytes"},
+           Refused{kCutlassKey, {20, 0, 16, {10, 20}, false, 0}, "K = 0: no main loop"},
        }) {
-    SCOPED_TRACE(r.reason);
-    EnvGuard force("TILEOPS_FORCE", kVectorKey);
+    SCOPED_TRACE(fmt::format("{}: {}", r.key, r.reason));
+    EnvGuard force("TILEOPS_FORCE", r.key);
     GroupedGemmFwdOp op;
     const Problem p = make_problem(r.g, DType::kBFloat16);
     const std::string error = error_of<SelectionError>([&] { op(p.x, p.w, p.offsets); });
-    EXPECT_NE(error.find(std::string("TILEOPS_FORCE=") + kVectorKey + " refuses this call"),
+    EXPECT_NE(error.find(std::string("TILEOPS_FORCE=") + r.key + " refuses this call"),
               std::string::npos)
         << error;
     EXPECT_NE(error.find(r.reason), std::string::npos) << error;
@@ -245,12 +255,13 @@ const std::vector<std::int64_t> kBadEnds[] = {
 
 TEST(CudaGroupedGemm, BadOffsetsAreClampedWithoutTheCheckingMode) {
   TILEOPS_REQUIRE_CUDA();
-  for (DType dtype : kDTypes)
-    for (bool column_major : {false, true})
-      for (std::int64_t k : {64, 13})  // both variants
+  for (const char* key : {kCutlassKey, kVectorKey, kGeneralKey})
+    for (DType dtype : kDTypes)
+      for (bool column_major : {false, true})
         for (const auto& ends : kBadEnds) {
-          const Geometry g{64, k, 40, ends, column_major, 0};
-          SCOPED_TRACE(trace(g, dtype) + " ends " + fmt::format("{}", fmt::join(ends, ",")));
+          const Geometry g{64, 64, 40, ends, column_major, 0};
+          SCOPED_TRACE(fmt::format("{} {} ends {}", key, trace(g, dtype), fmt::join(ends, ",")));
+          EnvGuard force("TILEOPS_FORCE", key);
           GroupedGemmFwdOp op;
           check_grouped(op, g, dtype);
           ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -277,13 +288,14 @@ TEST(CudaGroupedGemm, TheCheckingModeRaisesForTheFirstBadOffset) {
                 "GroupedGemmFwdOp: offsets[280] = 63 is below offsets[279]; offsets must be "
                 "non-decreasing"},
        })
-    for (std::int64_t k : {64, 13}) {
-      SCOPED_TRACE(fmt::format("{} k={}", c.message, k));
+    for (const char* key : {kCutlassKey, kVectorKey, kGeneralKey}) {
+      SCOPED_TRACE(fmt::format("{} {}", c.message, key));
+      EnvGuard force("TILEOPS_FORCE", key);
       GroupedGemmFwdOp op;
-      const Problem p = make_problem({64, k, 32, c.ends, false, 0}, DType::kBFloat16);
+      const Problem p = make_problem({64, 64, 32, c.ends, false, 0}, DType::kBFloat16);
       EXPECT_EQ(error_of<CheckError>([&] { op(p.x, p.w, p.offsets); }), c.message);
       // The record was reset: a good call passes.
-      check_grouped(op, {64, k, 32, std::vector<std::int64_t>(c.ends.size(), 64), false, 0},
+      check_grouped(op, {64, 64, 32, std::vector<std::int64_t>(c.ends.size(), 64), false, 0},
                     DType::kBFloat16);
     }
   // A call whose output is empty writes nothing and runs no kernel (docs/seeds.md,

@@ -1,6 +1,11 @@
-// The grouped GEMM's CUDA implementations (CUDA builds only): adapters from
-// GroupedGemmFwdInterface to launch_grouped_gemm, one class per variant (Note [Grouped GEMM
-// kernel] in grouped_gemm.cuh):
+// The grouped GEMM's CUDA implementations (CUDA builds only), adapters from
+// GroupedGemmFwdInterface to the kernels:
+//
+//   grouped_gemm_cutlass_sm90  CUTLASS's sm90 grouped GEMM (Note [CUTLASS grouped GEMM] in
+//                              grouped_gemm_cutlass.cuh): what the vector variant serves but
+//                              K = 0; preferred over both wmma variants
+//
+// and the wmma kernel's two variants (Note [Grouped GEMM kernel] in grouped_gemm.cuh):
 //
 //   grouped_gemm_sm90          16-byte aligned pointers, leading dimension and expert stride of
 //                              w, K and N multiples of 8: cp.async 16-byte loads, preferred over
@@ -15,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,9 +28,11 @@
 #include "cuda/kernel_checks.hpp"
 #include "cuda/runtime.hpp"
 #include "kernels/common/cuda/cuda_kernel.hpp"
+#include "kernels/gemm/cuda/grouped_gemm_cutlass_launch.hpp"
 #include "kernels/gemm/cuda/grouped_gemm_launch.hpp"
 #include "kernels/gemm/grouped_gemm_messages.hpp"
 #include "kernels/gemm/interface.hpp"
+#include "tileops/op/accelerator.hpp"
 
 namespace tileops::kernels::cuda {
 
@@ -85,6 +93,61 @@ class GroupedGemmSm90 final : public GroupedGemmCuda<GroupedGemmSm90, true> {
 };
 class GroupedGemmGeneralSm90 final : public GroupedGemmCuda<GroupedGemmGeneralSm90, false> {
   using GroupedGemmCuda::GroupedGemmCuda;
+};
+
+class GroupedGemmCutlassSm90 final
+    : public CudaKernel<GroupedGemmCutlassSm90, GroupedGemmFwdInterface> {
+ public:
+  static std::vector<std::string> preferred_over() {
+    return {"grouped_gemm_sm90", "grouped_gemm_general_sm90"};
+  }
+
+  // TMA's 16-byte aligned addresses and strides are the vector variant's condition; a product
+  // over K = 0 has no main loop for CUTLASS to run (the wmma kernel writes its zeros).
+  static std::optional<std::string> refusal(const GroupedGemmCall& call) {
+    if (auto reason = GroupedGemmCuda<GroupedGemmSm90, true>::refusal(call)) return reason;
+    if (call.k == 0) return std::string("K = 0: no main loop to run");
+    return std::nullopt;
+  }
+
+  explicit GroupedGemmCutlassSm90(const GroupedGemmCall& call)
+      : CudaKernel(call),
+        variant_{call.dtype, call.w_column_major, true},
+        device_(call.device->index),
+        sm_count_(device_facts(*call.device).sm_count) {
+    dispatch_cutlass_grouped_gemm(variant_, [&](auto gemm) {
+      gemm.prepare();
+      workspace_bytes_ = gemm.workspace_bytes(call.groups, device_, sm_count_);
+    });
+  }
+
+  void forward(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& offsets,
+               Tensor& out) override {
+    const Shape& strides = w.strides();
+    const GroupedGemmTensors t{
+        x.data_ptr(),       w.data_ptr(),
+        offsets.data_ptr(), out.data_ptr(),
+        out.shape()[0],     out.shape()[1],
+        x.shape()[1],       w.shape()[0],
+        strides[0],         variant_.w_column_major ? strides[2] : strides[1]};
+    // The per-group arrays and CUTLASS's workspace, stream-ordered (Note [CUTLASS grouped GEMM]).
+    const Tensor workspace = Tensor::empty(Shape{static_cast<std::int64_t>(workspace_bytes_)},
+                                           DType::kUInt8, ctx.device, &ctx.stream);
+    void* stream = tileops::cuda::native_stream(ctx.stream);
+    tileops::cuda::KernelCheckScope checks(ctx.device.index, stream);
+    dispatch_cutlass_grouped_gemm(variant_, [&](auto gemm) {
+      gemm.launch(t, workspace.data_ptr(), device_, sm_count_, checks.record(), stream);
+    });
+    checks.raise_if_reported([&](std::int64_t group, std::int64_t offset) {
+      return bad_offset_message(group, offset, t.m);
+    });
+  }
+
+ private:
+  GroupedGemmVariant variant_;
+  int device_;
+  int sm_count_;
+  std::size_t workspace_bytes_ = 0;
 };
 
 }  // namespace tileops::kernels::cuda

@@ -1,0 +1,7 @@
+// The CUTLASS grouped GEMM for bfloat16 with w the transposed view of [E, N, K]
+// (grouped_gemm_cutlass_launch.hpp).
+#include "kernels/gemm/cuda/grouped_gemm_cutlass.cuh"
+
+namespace tileops::kernels::cuda {
+template struct CutlassGroupedGemm<DType::kBFloat16, true>;
+}  // namespace tileops::kernels::cuda
