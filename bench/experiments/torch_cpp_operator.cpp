@@ -3,8 +3,8 @@
 // a call through the operator costs each way. One boxed kernel serves any operator whose schema is
 // the compile boundary's "(str key, Tensor... inputs, Tensor(z!) out) -> ()": it finds the
 // instance by its key, views the at::Tensors as tileops tensors (no copy, no DLPack capsule) and
-// runs the instance's call. Built and timed by torch_cpp_operator.py beside it. Not safe against
-// an instance destroyed on another thread during the call: find_instance returns a raw pointer.
+// runs the instance's call. Built and timed by torch_cpp_operator.py beside it. The package's
+// kernel grew from it: python/torch_kernel/call_kernel.cpp.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/core/ScalarType.h>
@@ -52,7 +52,8 @@ void call_boxed(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const std::size_t n = op.schema().arguments().size();
   auto args = torch::jit::last(*stack, n);
   const c10::string_view key = args[0].toStringView();
-  tileops::Op* instance = tileops::find_instance(std::string_view(key.data(), key.size()));
+  const std::shared_ptr<tileops::Op> instance =
+      tileops::find_instance(std::string_view(key.data(), key.size()));
   TORCH_CHECK(instance != nullptr, "tileops_cpp: no op instance has the key ", key);
   std::vector<std::optional<tileops::Tensor>> inputs;
   inputs.reserve(n - 2);

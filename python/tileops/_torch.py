@@ -10,9 +10,15 @@ instance's call; its fake kernel asks the C++ signature check alone for the outp
 (Op::check_call), which keeps no record, so the fake calls torch makes while tracing leave
 `last_call` as the last real call's.
 
+The real kernel is C++ (Note [The C++ operator kernel] in python/torch_kernel/call_kernel.cpp,
+libtileops_torch in the package, built when torch was present at build time): it finds the
+instance in the library's registry, owned for the call, and runs it without a Python frame or a
+DLPack round trip. A package built without torch registers the Python kernel below instead.
+
 Calls go through the operators only while torch compiles (torch.compiler.is_compiling()): eager
 calls keep the direct path, which does not pay the dispatcher.
 """
+import os
 import weakref
 
 import torch
@@ -49,6 +55,15 @@ if hasattr(torch._C, "_to_dlpack"):
     _C._set_torch_export(torch.Tensor, torch._C._to_dlpack)
 _from_dlpack = _torch_from_dlpack()
 
+def _load_cpp_kernel():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libtileops_torch.so")
+    if not os.path.exists(path):
+        return False
+    torch.ops.load_library(path)
+    return True
+
+
+cpp_kernel = _load_cpp_kernel()  # the operators' real kernel is C++
 _instances = weakref.WeakValueDictionary()  # instance key -> op object
 _registered = {}  # op class name -> {(present, has_out): (operator, branch)}
 _library = torch.library.Library("tileops", "FRAGMENT")
@@ -123,7 +138,10 @@ def _define(entry, op, branch):
         return _returns([torch.empty(shapes[i][0], dtype=_dtype(shapes[i][1]), device=device)
                          for i in returned])
 
-    _library.impl(name, real, "CompositeExplicitAutograd")
+    if cpp_kernel:
+        torch.ops.tileops_torch.register_call_kernel(name, returned, n_inputs, branch["has_out"])
+    else:
+        _library.impl(name, real, "CompositeExplicitAutograd")
     torch.library.register_fake(branch["operator_name"], fake, lib=_library)
     return getattr(torch.ops.tileops, name).default, returned
 

@@ -65,11 +65,15 @@ void detail::Binding::clear() {
   target_kernels.clear();
 }
 
-Op* find_instance(std::string_view key) {
+std::shared_ptr<Op> find_instance(std::string_view key) {
   InstanceRegistry& r = instances();
   std::lock_guard<std::mutex> lock(r.mutex);
   auto it = r.instances.find(key);
-  return it == r.instances.end() ? nullptr : it->second;
+  if (it == r.instances.end()) return nullptr;
+  // Under the registry's lock the instance's enable_shared_from_this base is alive: ~Op erases
+  // the key under this lock before its bases are destroyed. Once its last owner is gone (its
+  // destructor may be running), the weak reference no longer locks.
+  return it->second->weak_from_this().lock();
 }
 
 Op::Op(const OpClass& cls, ParamMap params, std::optional<Target> target,

@@ -433,11 +433,11 @@ TEST(Conformance, Item13_EffectBranchOperatorNamesAndInstanceKeys) {
   OpClass& cls = toy_class(name);
   std::vector<std::int64_t> numbers;
   for (int i = 0; i < 4; ++i) {
-    auto op = std::make_unique<ToyOp>(cls);  // destroyed each round: its number is not reused
+    auto op = std::make_shared<ToyOp>(cls);  // destroyed each round: its number is not reused
     const std::string& key = op->instance_key();
     ASSERT_EQ(key.rfind(name + "#", 0), 0u) << key;
     numbers.push_back(std::stoll(key.substr(name.size() + 1)));
-    EXPECT_EQ(find_instance(key), op.get());
+    EXPECT_EQ(find_instance(key), op);
     std::string kept = key;
     op.reset();
     EXPECT_EQ(find_instance(kept), nullptr);

@@ -1,6 +1,11 @@
 // The seeds' construction-and-calls Tables 1-6 (docs/seeds.md), one test per row.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
 #include "toy_ops.hpp"
 
 namespace tileops::optest {
@@ -61,12 +66,52 @@ TEST(ConstructionTable1, Row3_InstallsTheTableChecksContractsAndBuildsEmptyEntry
 TEST(ConstructionTable1, Row4_RegistersTheInstanceUnderAKey) {
   const std::string name = unique_op("Keyed");
   OpClass& cls = toy_class(name);
-  ToyOp a(cls);
-  ToyOp b(cls);
-  EXPECT_EQ(a.instance_key(), name + "#0");
-  EXPECT_EQ(b.instance_key(), name + "#1");
-  EXPECT_EQ(find_instance(a.instance_key()), &a);
-  EXPECT_EQ(find_instance(b.instance_key()), &b);
+  auto a = std::make_shared<ToyOp>(cls);
+  auto b = std::make_shared<ToyOp>(cls);
+  EXPECT_EQ(a->instance_key(), name + "#0");
+  EXPECT_EQ(b->instance_key(), name + "#1");
+  EXPECT_EQ(find_instance(a->instance_key()), a);
+  EXPECT_EQ(find_instance(b->instance_key()), b);
+  // An instance no std::shared_ptr owns is registered but not handed out (Note [Owned instances]).
+  ToyOp on_stack(cls);
+  EXPECT_EQ(on_stack.instance_key(), name + "#2");
+  EXPECT_EQ(find_instance(on_stack.instance_key()), nullptr);
+}
+
+// The handle find_instance returns owns the instance: releasing every other owner leaves it alive
+// until the handle goes, and then its key no longer resolves.
+TEST(ConstructionTable1, Row4_TheFoundInstanceStaysAliveWhileHeld) {
+  OpClass& cls = toy_class(unique_op("Held"));
+  auto op = std::make_shared<ToyOp>(cls);
+  const std::string key = op->instance_key();
+  std::weak_ptr<ToyOp> watch = op;
+  std::shared_ptr<Op> held = find_instance(key);
+  op.reset();
+  EXPECT_FALSE(watch.expired());
+  EXPECT_EQ(held->instance_key(), key);
+  held.reset();
+  EXPECT_TRUE(watch.expired());
+  EXPECT_EQ(find_instance(key), nullptr);
+}
+
+// Lookups racing the owner's release (TSan and ASan check this test): each lookup either finds
+// nothing or gets an instance that stays alive while it is used.
+TEST(ConstructionTable1, Row4_LookupsRaceTheOwnersRelease) {
+  OpClass& cls = toy_class(unique_op("Raced"));
+  for (int round = 0; round < 50; ++round) {
+    auto op = std::make_shared<ToyOp>(cls);
+    const std::string key = op->instance_key();
+    std::atomic<bool> released{false};
+    std::thread looker([&] {
+      while (!released.load()) {
+        if (std::shared_ptr<Op> found = find_instance(key)) EXPECT_EQ(found->instance_key(), key);
+      }
+    });
+    op.reset();
+    released.store(true);
+    looker.join();
+    EXPECT_EQ(find_instance(key), nullptr);
+  }
 }
 
 TEST(ConstructionTable1, Row5_BuildsTheBindingAndRunningStateEmpty) {

@@ -85,6 +85,23 @@ def test_the_call_runs_on_torchs_current_stream():
     assert_close_to(y, rms_norm_float64(fresh, w, torch.finfo(torch.float32).eps), torch.float32)
 
 
+def test_the_operators_cpp_kernel_runs_on_torchs_current_stream():
+    # The compile boundary's kernel (Note [The C++ operator kernel]) reads torch's current stream.
+    op = tileops.RMSNormFwdOp([4096])
+    x = torch.randn(64, 4096, device="cuda")
+    w = torch.randn(4096, device="cuda")
+    op(x, w)  # the class's operators exist
+    fresh = torch.randn(64, 4096, device="cuda")
+    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)
+        x.copy_(fresh)
+        y = torch.ops.tileops.norm_rms_norm_fwd.default(op._key, x, w)
+    side.synchronize()
+    assert_close_to(y, rms_norm_float64(fresh, w, torch.finfo(torch.float32).eps), torch.float32)
+
+
 def test_an_output_read_on_another_stream_waits_for_the_op():
     op = tileops.RMSNormFwdOp([4096])
     x = torch.randn(64, 4096, device="cuda")

@@ -128,3 +128,40 @@ def test_an_op_made_before_torch_was_imported_is_reachable_after_an_eager_call()
                           timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("ok")
+
+
+# ---- The C++ operator kernel (Note [The C++ operator kernel] in python/torch_kernel/) ----------
+
+def test_the_operators_real_kernel_is_the_cpp_one():
+    # The package is built with torch present (scripts/test-python), so the kernel is C++.
+    assert tileops._torch.cpp_kernel
+    op = tileops.RMSNormFwdOp([64], eps=1e-6)
+    x, w = torch.randn(4, 64), torch.randn(64)
+    out = torch.full((4, 64), float("nan"))
+    torch.ops.tileops.norm_rms_norm_fwd_out.default(op._key, x, w, out)
+    want = (x.double() * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + 1e-6)) * w.double()
+    torch.testing.assert_close(out.double(), want, rtol=1e-5, atol=1e-6)
+    # The functional branch returns a new tensor; the call is the instance's (its record).
+    y = torch.ops.tileops.norm_rms_norm_fwd.default(op._key, x, None)
+    torch.testing.assert_close(y.double(), want / w.double(), rtol=1e-5, atol=1e-6)
+    assert op.last_call["tensors"]["x"]["shape"] == (4, 64)
+
+
+def test_an_operator_call_for_a_destroyed_instance_raises_a_clear_error():
+    import gc
+
+    op = tileops.SiluFwdOp()
+    op(torch.randn(3))  # the class's operators exist
+    key = op._key
+    del op
+    gc.collect()
+    with pytest.raises(RuntimeError, match=f"no live op instance has the key {key}"):
+        torch.ops.tileops.activation_silu_fwd.default(key, torch.randn(3))
+
+
+def test_a_bad_call_at_run_time_raises_the_library_message_as_value_error():
+    op = tileops.RMSNormFwdOp([64])
+    op(torch.randn(2, 64))
+    with pytest.raises(ValueError, match="RMSNormFwdOp: x dtype is outside"):
+        torch.ops.tileops.norm_rms_norm_fwd.default(op._key, torch.ones(2, 64, dtype=torch.int32),
+                                                    None)

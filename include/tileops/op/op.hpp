@@ -90,7 +90,16 @@ struct BuiltEntry {
   std::shared_ptr<KernelInterface> entry;
 };
 
-class Op {
+// Note [Owned instances]
+// The instance registry maps keys to live instances (find_instance). The compile boundary's torch
+// operators run an instance found by its key on whatever thread torch calls them from, while the
+// instance's owner may release it on another; a raw pointer from the registry could outlive it.
+// So the registry hands out ownership: an Op is enable_shared_from_this, and find_instance returns
+// a std::shared_ptr that keeps the instance alive for the call. The registry itself stays weak
+// (it owns nothing), and an instance that no std::shared_ptr owns (made on the stack or in a
+// std::unique_ptr) is not handed out: nothing could keep it alive. The Python package makes every
+// instance in a std::shared_ptr.
+class Op : public std::enable_shared_from_this<Op> {
  public:
   virtual ~Op();
   Op(const Op&) = delete;
@@ -309,6 +318,8 @@ class Op {
 };
 
 // The instance registry: key -> live instance (the compile boundary looks instances up by key).
-Op* find_instance(std::string_view key);
+// The instance of `key`, owned (Note [Owned instances]): the handle keeps it alive. nullptr when no
+// live instance has the key, or when the instance is not owned by a std::shared_ptr.
+std::shared_ptr<Op> find_instance(std::string_view key);
 
 }  // namespace tileops
