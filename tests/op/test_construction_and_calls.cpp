@@ -104,7 +104,9 @@ TEST(ConstructionTable1, Row4_LookupsRaceTheOwnersRelease) {
     std::atomic<bool> released{false};
     std::thread looker([&] {
       while (!released.load()) {
-        if (std::shared_ptr<Op> found = find_instance(key)) EXPECT_EQ(found->instance_key(), key);
+        if (std::shared_ptr<Op> found = find_instance(key)) {
+          EXPECT_EQ(found->instance_key(), key);
+        }
       }
     });
     op.reset();
