@@ -85,8 +85,8 @@ def test_the_call_runs_on_torchs_current_stream():
     assert_close_to(y, rms_norm_float64(fresh, w, torch.finfo(torch.float32).eps), torch.float32)
 
 
-def test_the_operators_cpp_kernel_runs_on_torchs_current_stream():
-    # The compile boundary's kernel (Note [The C++ operator kernel]) reads torch's current stream.
+def test_the_operator_runs_on_torchs_current_stream():
+    # The compile boundary's operator, called directly, runs on torch's current stream.
     op = tileops.RMSNormFwdOp([4096])
     x = torch.randn(64, 4096, device="cuda")
     w = torch.randn(4096, device="cuda")
