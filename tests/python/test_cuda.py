@@ -68,25 +68,9 @@ def test_outputs_come_from_torchs_caching_allocator():
     assert torch.cuda.memory_allocated() == before
 
 
-def test_the_call_runs_on_torchs_current_stream():
-    op = tileops.RMSNormFwdOp([4096])
-    x = torch.randn(64, 4096, device="cuda")
-    w = torch.randn(4096, device="cuda")
-    fresh = torch.randn(64, 4096, device="cuda")
-    torch.cuda.synchronize()
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        # The side stream is busy, then rewrites x: an op ordered on another stream would read
-        # the old x.
-        torch.cuda._sleep(50_000_000)
-        x.copy_(fresh)
-        y = op(x, w)
-    side.synchronize()
-    assert_close_to(y, rms_norm_float64(fresh, w, torch.finfo(torch.float32).eps), torch.float32)
-
-
-def test_the_operator_runs_on_torchs_current_stream():
-    # The compile boundary's operator, called directly, runs on torch's current stream.
+def check_runs_on_a_busy_side_stream(call):
+    """call(op, x, w) on a side stream that is busy, then rewrites x: a call ordered on another
+    stream would read the old x."""
     op = tileops.RMSNormFwdOp([4096])
     x = torch.randn(64, 4096, device="cuda")
     w = torch.randn(4096, device="cuda")
@@ -97,9 +81,19 @@ def test_the_operator_runs_on_torchs_current_stream():
     with torch.cuda.stream(side):
         torch.cuda._sleep(50_000_000)
         x.copy_(fresh)
-        y = torch.ops.tileops.norm_rms_norm_fwd.default(op._key, x, w)
+        y = call(op, x, w)
     side.synchronize()
     assert_close_to(y, rms_norm_float64(fresh, w, torch.finfo(torch.float32).eps), torch.float32)
+
+
+def test_the_call_runs_on_torchs_current_stream():
+    check_runs_on_a_busy_side_stream(lambda op, x, w: op(x, w))
+
+
+def test_the_operator_runs_on_torchs_current_stream():
+    # The compile boundary's operator, called directly.
+    check_runs_on_a_busy_side_stream(
+        lambda op, x, w: torch.ops.tileops.norm_rms_norm_fwd.default(op._key, x, w))
 
 
 def test_an_output_read_on_another_stream_waits_for_the_op():

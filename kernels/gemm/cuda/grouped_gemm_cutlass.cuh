@@ -56,20 +56,21 @@ namespace tileops::kernels::cuda::cutlass_grouped {
 // loads through TMA multicast, and CUTLASS's warp-specialised kernel and epilogue schedules.
 // Cooperative: two consumer warpgroups split one tile; ping-pong: each consumer warpgroup owns a
 // tile and their main loops and epilogues alternate.
-template <int kM, int kN, int kK, int kClusterM, int kClusterN>
-struct Cooperative {
+template <class Kernel, class Epilogue, int kM, int kN, int kK, int kClusterM, int kClusterN>
+struct TileSchedule {
   using Tile = cute::Shape<cute::Int<kM>, cute::Int<kN>, cute::Int<kK>>;
   using Cluster = cute::Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, cute::_1>;
-  using KernelSchedule = cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative;
-  using EpilogueSchedule = cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative;
+  using KernelSchedule = Kernel;
+  using EpilogueSchedule = Epilogue;
 };
 template <int kM, int kN, int kK, int kClusterM, int kClusterN>
-struct Pingpong {
-  using Tile = cute::Shape<cute::Int<kM>, cute::Int<kN>, cute::Int<kK>>;
-  using Cluster = cute::Shape<cute::Int<kClusterM>, cute::Int<kClusterN>, cute::_1>;
-  using KernelSchedule = cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong;
-  using EpilogueSchedule = cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong;
-};
+using Cooperative = TileSchedule<cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative,
+                                 cutlass::epilogue::PtrArrayTmaWarpSpecializedCooperative, kM, kN,
+                                 kK, kClusterM, kClusterN>;
+template <int kM, int kN, int kK, int kClusterM, int kClusterN>
+using Pingpong = TileSchedule<cutlass::gemm::KernelPtrArrayTmaWarpSpecializedPingpong,
+                              cutlass::epilogue::PtrArrayTmaWarpSpecializedPingpong, kM, kN, kK,
+                              kClusterM, kClusterN>;
 
 // Note [Grouped GEMM schedules]
 // The library's two schedules, chosen per call from the rows per group, M / E (known on the host

@@ -45,6 +45,18 @@ inline std::optional<std::string> grouped_gemm_vector_refusal(const GroupedGemmC
   return std::nullopt;
 }
 
+// The launch's view of one call (GroupedGemmFwdInterface::forward's tensors).
+inline GroupedGemmTensors grouped_gemm_tensors(const Tensor& x, const Tensor& w,
+                                               const Tensor& offsets, Tensor& out,
+                                               bool w_column_major) {
+  const Shape& strides = w.strides();
+  return {x.data_ptr(),       w.data_ptr(),
+          offsets.data_ptr(), out.data_ptr(),
+          out.shape()[0],     out.shape()[1],
+          x.shape()[1],       w.shape()[0],
+          strides[0],         w_column_major ? strides[2] : strides[1]};
+}
+
 template <class Impl, bool kVectorLoads>
 class GroupedGemmCuda : public CudaKernel<Impl, GroupedGemmFwdInterface> {
  public:
@@ -68,13 +80,7 @@ class GroupedGemmCuda : public CudaKernel<Impl, GroupedGemmFwdInterface> {
 
   void forward(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& offsets,
                Tensor& out) override {
-    const Shape& strides = w.strides();
-    const GroupedGemmTensors t{
-        x.data_ptr(),       w.data_ptr(),
-        offsets.data_ptr(), out.data_ptr(),
-        out.shape()[0],     out.shape()[1],
-        x.shape()[1],       w.shape()[0],
-        strides[0],         variant_.w_column_major ? strides[2] : strides[1]};
+    const GroupedGemmTensors t = grouped_gemm_tensors(x, w, offsets, out, variant_.w_column_major);
     void* stream = tileops::cuda::native_stream(ctx.stream);
     tileops::cuda::KernelCheckScope checks(ctx.device.index, stream);
     launch_grouped_gemm(variant_, t, checks.record(), stream);
@@ -123,13 +129,7 @@ class GroupedGemmCutlassSm90 final
 
   void forward(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& offsets,
                Tensor& out) override {
-    const Shape& strides = w.strides();
-    const GroupedGemmTensors t{
-        x.data_ptr(),       w.data_ptr(),
-        offsets.data_ptr(), out.data_ptr(),
-        out.shape()[0],     out.shape()[1],
-        x.shape()[1],       w.shape()[0],
-        strides[0],         variant_.w_column_major ? strides[2] : strides[1]};
+    const GroupedGemmTensors t = grouped_gemm_tensors(x, w, offsets, out, variant_.w_column_major);
     // The per-group arrays and CUTLASS's workspace, stream-ordered (Note [CUTLASS grouped GEMM]).
     const Tensor workspace = Tensor::empty(Shape{static_cast<std::int64_t>(workspace_bytes_)},
                                            DType::kUInt8, ctx.device, &ctx.stream);
