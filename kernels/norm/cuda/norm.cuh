@@ -18,7 +18,11 @@
 //   - general: the streaming kernel with one element per access, for pointers or row lengths that
 //     are not 16-byte aligned.
 // Offsets are 64-bit wherever they can exceed 2^31 (row * n, and element indices within a row in
-// the streaming kernel), so no path refuses a large tensor.
+// the streaming kernel), so no path refuses a large tensor. Measured on the H200 and not kept
+// (bench/results/2026-12-02-h200-norm-reductions.md): LayerNorm's mean and variance in one
+// reduction of Chan-merged (count, mean, M2) triples (8-12 points slower: a division and three
+// shuffles per level lengthen the chain the stores wait for), and block sums with one barrier
+// (within noise on prefill, 0.4 us slower on decode).
 #pragma once
 
 #include <cstdint>
