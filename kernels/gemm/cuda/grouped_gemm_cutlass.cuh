@@ -183,6 +183,7 @@ __global__ void __launch_bounds__(kArrangeThreads)
       Scan(temp.scan).InclusiveScan(offset, reached, max_op);
       reached = max_op(reached, carry);
       const std::int64_t end = reached < t.m ? reached : t.m;
+      __syncthreads();         // the scan's storage is reused
       std::int64_t begin = 0;  // the end of group g - 1
       Scan(temp.scan).ExclusiveScan(end, begin, max_op);
       if (threadIdx.x == 0) begin = carry;
