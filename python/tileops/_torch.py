@@ -13,9 +13,9 @@ instance's call; its fake kernel asks the C++ signature check alone for the outp
 The real kernel can be C++ (Note [The C++ operator kernel] in python/torch_kernel/call_kernel.cpp,
 libtileops_torch in the package, built when torch was present at build time): it finds the
 instance in the library's registry, owned for the call, and runs it without a Python frame or a
-DLPack round trip. It is opt-in (TILEOPS_TORCH_CPP_KERNEL=1 before the first op class registers its
-operators) until an error it raises on the GPU machine stops aborting the process there
-(docs/python.md, "Not yet"); the default is the Python kernel below.
+DLPack round trip. It is the default whenever the package has it; TILEOPS_TORCH_CPP_KERNEL=0
+(before the first op class registers its operators) chooses the Python kernel below instead, and
+TILEOPS_TORCH_CPP_KERNEL=1 requires the C++ one.
 
 Calls go through the operators only while torch compiles (torch.compiler.is_compiling()): eager
 calls keep the direct path, which does not pay the dispatcher.
@@ -58,12 +58,15 @@ if hasattr(torch._C, "_to_dlpack"):
 _from_dlpack = _torch_from_dlpack()
 
 def _load_cpp_kernel():
-    if os.environ.get("TILEOPS_TORCH_CPP_KERNEL") != "1":
+    choice = os.environ.get("TILEOPS_TORCH_CPP_KERNEL")
+    if choice == "0":
         return False
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libtileops_torch.so")
     if not os.path.exists(path):
-        raise ImportError(f"TILEOPS_TORCH_CPP_KERNEL=1 but {path} was not built (the package was "
-                          "built without torch)")
+        if choice == "1":
+            raise ImportError(f"TILEOPS_TORCH_CPP_KERNEL=1 but {path} was not built (the package "
+                              "was built without torch)")
+        return False
     torch.ops.load_library(path)
     return True
 

@@ -172,9 +172,10 @@ std::optional<Stream> torch_stream(const std::vector<std::optional<Tensor>>& inp
 CallResult run(const Branch& branch, c10::ArrayRef<c10::IValue> args) {
   const c10::string_view key = args[0].toStringView();
   const std::shared_ptr<Op> instance = find_instance(std::string_view(key.data(), key.size()));
-  TORCH_CHECK(instance != nullptr, "tileops: no live op instance has the key ",
-              std::string_view(key.data(), key.size()),
-              ": it was destroyed, or it is not owned by a std::shared_ptr");
+  if (instance == nullptr)
+    C10_THROW_ERROR(Error, "tileops: no live op instance has the key " +
+                               std::string(key.data(), key.size()) +
+                               ": it was destroyed, or it is not owned by a std::shared_ptr");
   std::vector<std::optional<Tensor>> inputs;
   inputs.reserve(branch.inputs);
   for (std::size_t i = 0; i < branch.inputs; ++i) {
@@ -193,6 +194,10 @@ CallResult run(const Branch& branch, c10::ArrayRef<c10::IValue> args) {
     C10_THROW_ERROR(TypeError, e.what());
   } catch (const OpNotAvailableError& e) {
     C10_THROW_ERROR(NotImplementedError, e.what());
+  } catch (const c10::Error&) {
+    throw;  // already torch's (a Python target's exception, say)
+  } catch (const std::exception& e) {
+    C10_THROW_ERROR(Error, e.what());  // the library's other errors, std::bad_alloc, ...
   }
 }
 
