@@ -1,0 +1,181 @@
+// Experiment: the skinny GEMM (kernels/gemm/cuda/skinny_gemm.cuh, Note [Skinny GEMM]) at every
+// split beside cuBLAS's cublasGemmEx (torch.mm's call: float32 compute, reduced-precision split-K
+// reductions off, 32 MiB workspace) on GemmFwdOp's decode workloads (manifest/gemm.yaml), both
+// layouts of b, weights rotated over more than 4x the L2, each timing a replayed CUDA graph.
+//
+//   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
+//     bench/experiments/skinny_gemm.cu -lcublas -o build/skinny_gemm && build/skinny_gemm
+//
+// Checks every configuration against a float64 product of 64 random columns first, then prints
+// one line per workload: microseconds and the weight's GB/s for cuBLAS and each split.
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/experiments/harness.cuh"
+#include "bench/experiments/skinny_gemm.cuh"
+
+namespace {
+
+using namespace tileops::kernels::cuda;
+using experiments::bf16_to_float;
+using experiments::float_to_bf16;
+
+#define CUBLAS(call)                                                              \
+  do {                                                                            \
+    cublasStatus_t s_ = (call);                                                   \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
+      std::fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #call, s_); \
+      std::exit(1);                                                               \
+    }                                                                             \
+  } while (0)
+
+struct Workload {
+  const char* label;
+  std::int64_t k, n;
+};
+
+constexpr Workload kWorkloads[] = {
+    {"8b-qkv", 4096, 6144},      {"8b-o", 4096, 4096},       {"8b-gate_up", 4096, 28672},
+    {"8b-down", 14336, 4096},    {"70b-qkv", 8192, 10240},   {"70b-o", 8192, 8192},
+    {"70b-gate_up", 8192, 57344}, {"70b-down", 28672, 8192}, {"odd-n", 4096, 4100},
+};
+
+cudaError_t launch(bool column_major, const SkinnyGemmArgs& args, int splits,
+                   cudaStream_t stream) {
+  return column_major ? launch_skinny_gemm_kernel<__nv_bfloat16, true>(args, splits, stream)
+                      : launch_skinny_gemm_kernel<__nv_bfloat16, false>(args, splits, stream);
+}
+
+}  // namespace
+
+int main() {
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  cublasHandle_t handle;
+  CUBLAS(cublasCreate(&handle));
+  CUBLAS(cublasSetMathMode(handle, static_cast<cublasMath_t>(
+                                       CUBLAS_DEFAULT_MATH |
+                                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  CUBLAS(cublasSetStream(handle, stream));
+  void* workspace;
+  CHECK(cudaMalloc(&workspace, 32 << 20));
+  CUBLAS(cublasSetWorkspace(handle, workspace, 32 << 20));
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> normal;
+  const int splits_tried[] = {1, 2, 3, 4, 6, 8};
+  std::printf("%-12s %-4s %3s | %16s |", "workload", "b", "M", "cublas us GB/s");
+  for (int s : splits_tried) std::printf(" split %d us  GB/s |", s);
+  std::printf("\n");
+  for (const Workload& w : kWorkloads) {
+    for (bool column_major : {false, true}) {
+      if (!column_major && w.n % 8 != 0) continue;
+      const std::int64_t k = w.k, n = w.n;
+      const std::size_t weight_bytes = static_cast<std::size_t>(k * n) * 2;
+      const int sets = static_cast<int>(std::max<std::size_t>(2, (200u << 20) / weight_bytes + 1));
+      std::vector<__nv_bfloat16> host_b(static_cast<std::size_t>(k * n));
+      for (auto& v : host_b) v = float_to_bf16(normal(rng));
+      std::vector<void*> bs(sets);
+      for (auto& p : bs) {
+        CHECK(cudaMalloc(&p, weight_bytes));
+        CHECK(cudaMemcpy(p, host_b.data(), weight_bytes, cudaMemcpyHostToDevice));
+      }
+      std::vector<__nv_bfloat16> host_bias(static_cast<std::size_t>(n));
+      for (auto& v : host_bias) v = float_to_bf16(normal(rng));
+      void* bias;
+      CHECK(cudaMalloc(&bias, n * 2));
+      CHECK(cudaMemcpy(bias, host_bias.data(), n * 2, cudaMemcpyHostToDevice));
+      for (int m : {1, 4, 16}) {
+        std::vector<__nv_bfloat16> host_a(static_cast<std::size_t>(m * k));
+        for (auto& v : host_a) v = float_to_bf16(normal(rng));
+        void *a, *out;
+        CHECK(cudaMalloc(&a, m * k * 2));
+        CHECK(cudaMalloc(&out, m * n * 2));
+        CHECK(cudaMemcpy(a, host_a.data(), m * k * 2, cudaMemcpyHostToDevice));
+        SkinnyGemmArgs args;
+        args.a = a;
+        args.lda = k;
+        args.ldb = column_major ? k : n;
+        args.out = out;
+        args.m = m;
+        args.n = n;
+        args.k = k;
+        // b[k][n] of the host copy in the layout under test.
+        const auto b_at = [&](std::int64_t kk, std::int64_t nn) {
+          return static_cast<double>(
+              bf16_to_float(host_b[static_cast<std::size_t>(column_major ? nn * k + kk
+                                                                         : kk * n + nn)]));
+        };
+        // Correctness of every split, with and without bias, on 64 random columns and the last.
+        std::vector<std::int64_t> cols;
+        std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
+        for (int i = 0; i < 64; ++i) cols.push_back(pick(rng));
+        cols.push_back(n - 1);
+        for (int s : splits_tried)
+          for (bool with_bias : {false, true}) {
+            args.b = bs[0];
+            args.bias = with_bias ? bias : nullptr;
+            CHECK(cudaMemsetAsync(out, 0xff, m * n * 2, stream));  // NaN poison
+            CHECK(launch(column_major, args, s, stream));
+            CHECK(cudaStreamSynchronize(stream));
+            std::vector<__nv_bfloat16> got(static_cast<std::size_t>(m * n));
+            CHECK(cudaMemcpy(got.data(), out, m * n * 2, cudaMemcpyDeviceToHost));
+            double worst = 0;
+            for (int r = 0; r < m; ++r)
+              for (std::int64_t c : cols) {
+                double want = with_bias ? bf16_to_float(host_bias[static_cast<std::size_t>(c)]) : 0;
+                double scale = 0;
+                for (std::int64_t kk = 0; kk < k; ++kk) {
+                  const double t = bf16_to_float(host_a[static_cast<std::size_t>(r * k + kk)]) *
+                                   b_at(kk, c);
+                  want += t;
+                  scale += std::fabs(t);
+                }
+                const double v = bf16_to_float(got[static_cast<std::size_t>(r * n + c)]);
+                const double err = std::fabs(v - want) / (std::fabs(want) * 0x1p-8 + scale * 1e-5 + 1e-6);
+                if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
+              }
+            if (!(worst <= 1.0)) {
+              std::printf("FAIL %s %s m %d split %d bias %d: error %.3g of tolerance\n", w.label,
+                          column_major ? "col" : "row", m, s, with_bias, worst);
+            }
+          }
+        args.bias = nullptr;
+        const float alpha = 1, beta = 0;
+        const double cublas_us = experiments::median_launch_us(
+            [&](int set) {
+              CUBLAS(cublasGemmEx(handle, column_major ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
+                                  static_cast<int>(n), m, static_cast<int>(k), &alpha, bs[set],
+                                  CUDA_R_16BF, static_cast<int>(args.ldb), a, CUDA_R_16BF,
+                                  static_cast<int>(k), &beta, out, CUDA_R_16BF,
+                                  static_cast<int>(n), CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+            },
+            sets, 64, stream, true);
+        std::printf("%-12s %-4s %3d | %8.2f %7.0f |", w.label, column_major ? "col" : "row", m,
+                    cublas_us, weight_bytes / cublas_us * 1e-3);
+        for (int s : splits_tried) {
+          const double us = experiments::median_launch_us(
+              [&](int set) {
+                SkinnyGemmArgs x = args;
+                x.b = bs[set];
+                CHECK(launch(column_major, x, s, stream));
+              },
+              sets, 64, stream, true);
+          std::printf(" %8.2f %7.0f |", us, weight_bytes / us * 1e-3);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+        CHECK(cudaFree(a));
+        CHECK(cudaFree(out));
+      }
+      for (void* p : bs) CHECK(cudaFree(p));
+      CHECK(cudaFree(bias));
+    }
+  }
+  return 0;
+}
