@@ -25,13 +25,13 @@ using namespace tileops::kernels::cuda;
 using experiments::bf16_to_float;
 using experiments::float_to_bf16;
 
-#define CUBLAS(call)                                                              \
-  do {                                                                            \
-    cublasStatus_t s_ = (call);                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                            \
+#define CUBLAS(call)                                                                 \
+  do {                                                                               \
+    cublasStatus_t s_ = (call);                                                      \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
       std::fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #call, s_); \
-      std::exit(1);                                                               \
-    }                                                                             \
+      std::exit(1);                                                                  \
+    }                                                                                \
   } while (0)
 
 struct Workload {
@@ -40,13 +40,12 @@ struct Workload {
 };
 
 constexpr Workload kWorkloads[] = {
-    {"8b-qkv", 4096, 6144},      {"8b-o", 4096, 4096},       {"8b-gate_up", 4096, 28672},
-    {"8b-down", 14336, 4096},    {"70b-qkv", 8192, 10240},   {"70b-o", 8192, 8192},
+    {"8b-qkv", 4096, 6144},       {"8b-o", 4096, 4096},      {"8b-gate_up", 4096, 28672},
+    {"8b-down", 14336, 4096},     {"70b-qkv", 8192, 10240},  {"70b-o", 8192, 8192},
     {"70b-gate_up", 8192, 57344}, {"70b-down", 28672, 8192}, {"odd-n", 4096, 4100},
 };
 
-cudaError_t launch(bool column_major, const SkinnyGemmArgs& args, int splits,
-                   cudaStream_t stream) {
+cudaError_t launch(bool column_major, const SkinnyGemmArgs& args, int splits, cudaStream_t stream) {
   return column_major ? launch_skinny_gemm_kernel<__nv_bfloat16, true>(args, splits, stream)
                       : launch_skinny_gemm_kernel<__nv_bfloat16, false>(args, splits, stream);
 }
@@ -58,9 +57,9 @@ int main() {
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   cublasHandle_t handle;
   CUBLAS(cublasCreate(&handle));
-  CUBLAS(cublasSetMathMode(handle, static_cast<cublasMath_t>(
-                                       CUBLAS_DEFAULT_MATH |
-                                       CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  CUBLAS(cublasSetMathMode(
+      handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
+                                        CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   CUBLAS(cublasSetStream(handle, stream));
   void* workspace;
   CHECK(cudaMalloc(&workspace, 32 << 20));
@@ -106,9 +105,8 @@ int main() {
         args.k = k;
         // b[k][n] of the host copy in the layout under test.
         const auto b_at = [&](std::int64_t kk, std::int64_t nn) {
-          return static_cast<double>(
-              bf16_to_float(host_b[static_cast<std::size_t>(column_major ? nn * k + kk
-                                                                         : kk * n + nn)]));
+          return static_cast<double>(bf16_to_float(
+              host_b[static_cast<std::size_t>(column_major ? nn * k + kk : kk * n + nn)]));
         };
         // Correctness of every split, with and without bias, on 64 random columns and the last.
         std::vector<std::int64_t> cols;
@@ -130,13 +128,14 @@ int main() {
                 double want = with_bias ? bf16_to_float(host_bias[static_cast<std::size_t>(c)]) : 0;
                 double scale = 0;
                 for (std::int64_t kk = 0; kk < k; ++kk) {
-                  const double t = bf16_to_float(host_a[static_cast<std::size_t>(r * k + kk)]) *
-                                   b_at(kk, c);
+                  const double t =
+                      bf16_to_float(host_a[static_cast<std::size_t>(r * k + kk)]) * b_at(kk, c);
                   want += t;
                   scale += std::fabs(t);
                 }
                 const double v = bf16_to_float(got[static_cast<std::size_t>(r * n + c)]);
-                const double err = std::fabs(v - want) / (std::fabs(want) * 0x1p-8 + scale * 1e-5 + 1e-6);
+                const double err =
+                    std::fabs(v - want) / (std::fabs(want) * 0x1p-8 + scale * 1e-5 + 1e-6);
                 if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
               }
             if (!(worst <= 1.0)) {
@@ -151,9 +150,8 @@ int main() {
               CUBLAS(cublasGemmEx(handle, column_major ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
                                   static_cast<int>(n), m, static_cast<int>(k), &alpha, bs[set],
                                   CUDA_R_16BF, static_cast<int>(args.ldb), a, CUDA_R_16BF,
-                                  static_cast<int>(k), &beta, out, CUDA_R_16BF,
-                                  static_cast<int>(n), CUBLAS_COMPUTE_32F,
-                                  CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+                                  static_cast<int>(k), &beta, out, CUDA_R_16BF, static_cast<int>(n),
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
             },
             sets, 64, stream, true);
         std::printf("%-12s %-4s %3d | %8.2f %7.0f |", w.label, column_major ? "col" : "row", m,

@@ -56,10 +56,10 @@ constexpr int kWarps = SKINNY_WARPS;
 constexpr int kStages = SKINNY_STAGES;
 #endif
 constexpr int kThreads = 32 * kWarps;
-constexpr int kTileN = 64;  // columns of a block
-constexpr int kStepK = 32;  // k of a warp step
+constexpr int kTileN = 64;     // columns of a block
+constexpr int kStepK = 32;     // k of a warp step
 constexpr int kMaxSplits = 8;  // the portable cluster size
-constexpr int kSlot = 8 * 32;   // 16-byte vectors of one warp step
+constexpr int kSlot = 8 * 32;  // 16-byte vectors of one warp step
 constexpr int shared_bytes() { return kWarps * kStages * kSlot * 16; }
 static_assert(kStages * kSlot * 16 >= kMaxM * kTileN * 4, "a warp's partial sums fit its ring");
 
@@ -194,9 +194,8 @@ __global__ void __launch_bounds__(skinny_gemm::kThreads, 2)
   // This warp's steps: every kWarps-th of the block's share of K.
   const std::int64_t steps = (p.k + kStepK - 1) / kStepK;
   const std::int64_t first = static_cast<std::int64_t>(blockIdx.y) * p.steps_per_split + warp;
-  const std::int64_t end = first - warp + p.steps_per_split < steps
-                               ? first - warp + p.steps_per_split
-                               : steps;
+  const std::int64_t end =
+      first - warp + p.steps_per_split < steps ? first - warp + p.steps_per_split : steps;
   const std::int64_t count = first < end ? (end - first + kWarps - 1) / kWarps : 0;
   float acc[8][4] = {};
 #pragma unroll
@@ -248,7 +247,8 @@ __global__ void __launch_bounds__(skinny_gemm::kThreads, 2)
     cluster.sync();  // every block's sum complete, visible to the cluster
   else
     __syncthreads();
-  for (int i = rank * kThreads + static_cast<int>(threadIdx.x); i < outputs; i += ranks * kThreads) {
+  for (int i = rank * kThreads + static_cast<int>(threadIdx.x); i < outputs;
+       i += ranks * kThreads) {
     const int row = i / kTileN, col = i % kTileN;
     if (tile0 + col >= p.n) continue;
     float sum = partial[i];
@@ -269,8 +269,8 @@ cudaError_t launch_skinny_gemm_kernel(SkinnyGemmArgs args, int splits, cudaStrea
   const std::int64_t steps = (args.k + kStepK - 1) / kStepK;
   args.steps_per_split = (steps + splits - 1) / splits;
   cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>((args.n + kTileN - 1) / kTileN),
-                        static_cast<unsigned>(splits), 1);
+  config.gridDim =
+      dim3(static_cast<unsigned>((args.n + kTileN - 1) / kTileN), static_cast<unsigned>(splits), 1);
   config.blockDim = dim3(kThreads, 1, 1);
   config.dynamicSmemBytes = shared_bytes();
   config.stream = stream;
@@ -281,9 +281,9 @@ cudaError_t launch_skinny_gemm_kernel(SkinnyGemmArgs args, int splits, cudaStrea
   cluster.val.clusterDim.z = 1;
   config.attrs = &cluster;
   config.numAttrs = 1;
-  static const cudaError_t configured = cudaFuncSetAttribute(
-      skinny_gemm_kernel<T, kBColumnMajor>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-      shared_bytes());
+  static const cudaError_t configured =
+      cudaFuncSetAttribute(skinny_gemm_kernel<T, kBColumnMajor>,
+                           cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes());
   if (configured != cudaSuccess) return configured;
   return cudaLaunchKernelEx(&config, skinny_gemm_kernel<T, kBColumnMajor>, args);
 }
