@@ -6,9 +6,10 @@ bfloat16 beside torch's own F.rms_norm, in one process.
 
 Rows: torch F.rms_norm eager; tileops called directly (op(x, w)); tileops through its torch
 operator (torch.ops.tileops.<branch>, what a compiled graph calls); the direct call with out= (no
-allocation); the DLPack conversions alone (import of two tensors and export of one, as a direct
-call does them); torch.compile(mode="reduce-overhead") of a function calling the op, replayed from
-its CUDA graph. Each row is the median over 7 batches of N back-to-back calls of the wall time per
+allocation); the DLPack conversions alone (import of two tensors and export of one, as the general
+path does them); torch.compile(mode="reduce-overhead") of a function calling the op, replayed from
+its CUDA graph; parts of a call; and the host path without a kernel launch: the direct call on CPU
+tensors of 8 elements beside the DLPack import of one of them (a call with out= imports three). Each row is the median over 7 batches of N back-to-back calls of the wall time per
 call (time.perf_counter), the GPU synchronised only between batches: for kernels this short the
 host is the bottleneck, so the time is the host's.
 """
@@ -62,6 +63,12 @@ def main():
         w.__dlpack__(max_version=(1, 1), stream=stream)
         torch.from_dlpack(raw.call([x, w], out, stream)[0])
 
+    # The host path alone: the same op on CPU tensors of 8 elements, whose kernel takes tens of
+    # nanoseconds (no CUDA launch), beside the DLPack import of one such tensor.
+    x8, w8 = torch.randn(1, 8), torch.randn(8)
+    out8 = torch.empty_like(x8)
+    op8 = tileops.RMSNormFwdOp([8], eps=1e-6)
+    op8(x8, w8)
     compiled = torch.compile(lambda x, w: op(x, w), mode="reduce-overhead", fullgraph=True)
     rows = {
         "torch F.rms_norm eager": lambda: F.rms_norm(x, [4096], w, 1e-6),
@@ -75,6 +82,12 @@ def main():
         "part: x.__dlpack__(max_version, stream)": lambda: x.__dlpack__(max_version=(1, 1),
                                                                         stream=stream),
         "part: _C call with out=, no stream": lambda: raw.call([x, w], out, None),
+        # The torch fast path alone (Note [The torch fast path] in python/src/ops.cpp), and the
+        # DLPack import of one tensor inside it (three per call with out=).
+        "part: _C call_torch((x, w), out)": lambda: raw.call_torch((x, w), out),
+        "part: torch._C._to_dlpack(x)": lambda: torch._C._to_dlpack(x),
+        "host path: op(x8, w8, out=out8) on the CPU, 8 elements": lambda: op8(x8, w8, out=out8),
+        "host path: torch._C._to_dlpack(x8)": lambda: torch._C._to_dlpack(x8),
         "part: tileops._arrays.stream_for": lambda: stream_for([x, w, None]),
     }
     results = {}

@@ -79,12 +79,13 @@ Tensor take_capsule(PyObject* capsule, const char* name, const char* used_name) 
   return tensor;
 }
 
-// torch.Tensor and torch._C._to_dlpack, once tileops._torch registered them (Note [Python
+// torch.Tensor and torch's C functions, once tileops._torch registered them (Note [Python
 // streams] in streams.cpp: a torch tensor's __dlpack__ spends microseconds of Python on a stream
-// handshake that a call on torch's current stream never needs).
+// handshake that a call on torch's current stream never needs): torch._C._to_dlpack and
+// _from_dlpack, and the current raw CUDA stream's reader (None without CUDA).
 struct TorchExport {
   PyTypeObject* tensor_type = nullptr;
-  nb::object to_dlpack;
+  nb::object to_dlpack, from_dlpack, current_stream;
 };
 
 TorchExport& torch_export() {
@@ -163,35 +164,64 @@ Tensor read_only_view(const Tensor& t) {
                            std::make_shared<Tensor>(t), /*read_only=*/true);
 }
 
+// The tensor in a fresh capsule from a producer, which takes it over.
+Tensor take_any_capsule(PyObject* c, const char* what) {
+  if (PyCapsule_IsValid(c, kVersioned))
+    return take_capsule<dlpack::DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
+  if (PyCapsule_IsValid(c, kLegacy))
+    return take_capsule<dlpack::DLManagedTensor>(c, kLegacy, "used_dltensor");
+  throw nb::type_error(
+      fmt::format("{}: __dlpack__ returned no unconsumed DLPack capsule", what).c_str());
+}
+
 }  // namespace
 
+std::optional<Tensor> import_torch(nb::handle array) {
+  const nb::object capsule = torch_capsule(array);
+  if (!capsule.is_valid()) return std::nullopt;
+  return take_any_capsule(capsule.ptr(), "torch._C._to_dlpack");
+}
+
+nb::object export_torch(const Tensor& tensor) {
+  // A legacy capsule, as torch._C._from_dlpack takes; torch reads the tensor on the stream that
+  // wrote it, so no stream is exchanged.
+  return torch_export().from_dlpack(export_capsule(tensor, /*versioned=*/false));
+}
+
+std::intptr_t torch_current_stream(int index) {
+  const TorchExport& e = torch_export();
+  if (e.current_stream.is_none()) return 1;
+  // torch names the legacy default stream 0, which DLPack forbids for CUDA: its number is 1.
+  const auto stream = nb::cast<std::intptr_t>(e.current_stream(index));
+  return stream == 0 ? 1 : stream;
+}
+
+bool torch_functions_registered() { return torch_export().tensor_type != nullptr; }
+
 Tensor import_array(nb::handle array, const char* what, std::optional<std::intptr_t> stream) {
-  nb::object capsule = capsule_of(array, what, stream);
-  PyObject* c = capsule.ptr();
-  Tensor tensor;
-  if (PyCapsule_IsValid(c, kVersioned))
-    tensor =
-        take_capsule<dlpack::DLManagedTensorVersioned>(c, kVersioned, "used_dltensor_versioned");
-  else if (PyCapsule_IsValid(c, kLegacy))
-    tensor = take_capsule<dlpack::DLManagedTensor>(c, kLegacy, "used_dltensor");
-  else
-    throw nb::type_error(
-        fmt::format("{}: __dlpack__ returned no unconsumed DLPack capsule", what).c_str());
+  const nb::object capsule = capsule_of(array, what, stream);
+  const Tensor tensor = take_any_capsule(capsule.ptr(), what);
   return immutable_by_contract(array) ? read_only_view(tensor) : tensor;
 }
 
 void bind_arrays(nb::module_& m) {
   m.def(
       "_set_torch_export",
-      [](nb::handle tensor_type, nb::object to_dlpack) {
+      [](nb::handle tensor_type, nb::object to_dlpack, nb::object from_dlpack,
+         nb::object current_stream) {
         if (!PyType_Check(tensor_type.ptr()))
           throw nb::type_error("_set_torch_export: tensor_type is not a type");
         TorchExport& e = torch_export();
-        Py_INCREF(tensor_type.ptr());  // Kept for the life of the process, as the function is.
-        e.tensor_type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
         e.to_dlpack = std::move(to_dlpack);
+        e.from_dlpack = std::move(from_dlpack);
+        e.current_stream = std::move(current_stream);
+        Py_INCREF(tensor_type.ptr());  // Kept for the life of the process, as the functions are.
+        e.tensor_type = reinterpret_cast<PyTypeObject*>(tensor_type.ptr());
       },
-      "torch.Tensor and torch._C._to_dlpack: torch tensors are imported through them.");
+      nb::arg("tensor_type"), nb::arg("to_dlpack"), nb::arg("from_dlpack"),
+      nb::arg("current_stream").none(),
+      "torch.Tensor, torch._C._to_dlpack and _from_dlpack, and torch's current raw CUDA stream "
+      "reader (None without CUDA): torch tensors cross through them.");
   nb::class_<DLPackTensor>(m, "DLPackTensor",
                            "A tileops tensor on its way out: pass it to your framework's "
                            "from_dlpack (torch.from_dlpack, numpy.from_dlpack, ...).")

@@ -30,6 +30,17 @@ struct DLPackTensor {
   std::optional<std::intptr_t> stream;
 };
 
+// The torch fast path (Note [The torch fast path] in ops.cpp), through the torch functions
+// tileops._torch registers (_set_torch_export). The tensor behind `array`, sharing its memory, or
+// nullopt when `array` is no torch tensor, needs a gradient, or no functions are registered.
+std::optional<Tensor> import_torch(nanobind::handle array);
+// A torch tensor sharing `tensor`'s memory, written on torch's current stream (no ordering).
+nanobind::object export_torch(const Tensor& tensor);
+// The DLPack number of torch's current stream on CUDA device `index`.
+std::intptr_t torch_current_stream(int index);
+// Whether the torch functions are registered (torch is in the process).
+bool torch_functions_registered();
+
 void bind_arrays(nanobind::module_& m);
 
 }  // namespace tileops::python

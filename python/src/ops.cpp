@@ -75,8 +75,9 @@ class PyOp {
     std::optional<Target> t;
     if (target) t = *target == "BUILTIN" ? Target::builtin() : Target::named(*target);
     op_ = make_op(name, map, t);
+    describe_entry();
   }
-  explicit PyOp(std::shared_ptr<Op> op) : op_(std::move(op)) {}
+  explicit PyOp(std::shared_ptr<Op> op) : op_(std::move(op)) { describe_entry(); }
 
   // `stream`: the DLPack number of the caller's current CUDA stream, when the caller's arrays are
   // CUDA arrays (Note [Python streams] in streams.cpp); the call runs on it.
@@ -92,24 +93,9 @@ class PyOp {
     }
     CallOptions options;
     if (!out.is_none()) options.out = import_array(out, (op_->name() + ": out").c_str(), stream);
-    std::optional<Stream> call_stream;
-    if (stream) {
-      const Tensor* cuda_tensor =
-          options.out && options.out->device().is_cuda() ? &*options.out : nullptr;
-      for (const std::optional<Tensor>& t : tensors)
-        if (cuda_tensor == nullptr && t && t->device().is_cuda()) cuda_tensor = &*t;
-      if (cuda_tensor != nullptr) call_stream = stream_of(cuda_tensor->device().index, *stream);
-    }
-    CallResult result;
-    {
-      nb::gil_scoped_release unlocked;
-      if (call_stream) {
-        StreamGuard guard(*call_stream);
-        result = op_->call(tensors, options);
-      } else {
-        result = op_->call(tensors, options);
-      }
-    }
+    const std::optional<Stream> call_stream =
+        stream ? stream_of_call(tensors, options, [&](int) { return *stream; }) : std::nullopt;
+    const CallResult result = run(tensors, options, call_stream);
     nb::list outputs;
     for (const std::optional<Tensor>& t : result) {
       if (!t) {
@@ -121,6 +107,52 @@ class PyOp {
     }
     return outputs;
   }
+
+  // Note [The torch fast path]
+  // The usual eager call from torch: the inputs by position, every array a torch tensor that needs
+  // no gradient, `out` a torch tensor where the entry has a buffer output, the instance reachable
+  // from the compile boundary. It runs in one crossing: the tensors through torch's C functions
+  // (_set_torch_export), the call on torch's current stream, the outputs back as torch tensors and
+  // the out buffer as the caller's own object, as the general path returns them. What the general
+  // path (tileops/_classes.py) spends in Python on every call (the stream and converter lookups per
+  // array type, a DLPackTensor and a __dlpack__ call per output) is skipped. Anything else returns
+  // NotImplemented, and the general path serves it: other array types, keywords, a tensor that
+  // needs a gradient, an instance made before torch was imported and not yet registered.
+  nb::object call_torch(nb::tuple args, nb::handle out) {
+    const manifest::Entry& e = op_->op_class().entry();
+    const std::size_t given = args.size();
+    if (!torch_reachable_ || !torch_functions_registered() || given < required_inputs_ ||
+        given > e.inputs.size() || (!out.is_none() && !buffer_output_))
+      return nb::borrow(Py_NotImplemented);
+    std::vector<std::optional<Tensor>> tensors(e.inputs.size());
+    for (std::size_t i = 0; i < given; ++i) {
+      if (args[i].is_none()) continue;
+      tensors[i] = import_torch(args[i]);
+      if (!tensors[i]) return nb::borrow(Py_NotImplemented);
+    }
+    CallOptions options;
+    if (!out.is_none()) {
+      options.out = import_torch(out);
+      if (!options.out) return nb::borrow(Py_NotImplemented);
+    }
+    const CallResult result =
+        run(tensors, options, stream_of_call(tensors, options, torch_current_stream));
+    std::vector<nb::object> outputs;
+    for (std::size_t i = 0; i < result.size(); ++i) {
+      if (options.out && i == *buffer_output_)
+        outputs.push_back(nb::borrow(out));
+      else
+        outputs.push_back(result[i] ? export_torch(*result[i]) : nb::none());
+    }
+    if (outputs.empty()) return nb::none();
+    if (outputs.size() == 1) return outputs[0];
+    nb::list all;
+    for (nb::object& o : outputs) all.append(std::move(o));
+    return nb::tuple(all);
+  }
+
+  // The compile boundary can find this instance by its key (tileops._torch.register).
+  void mark_torch_reachable() { torch_reachable_ = true; }
 
   nb::dict last_call() const {
     const auto record = op_->last_call();
@@ -236,7 +268,40 @@ class PyOp {
   Op& op() { return *op_; }
 
  private:
+  // The call's stream: on the device of its first CUDA tensor (the out buffer first), the stream
+  // `number_on(device)` numbers; nullopt for a CPU call.
+  template <class NumberOn>
+  static std::optional<Stream> stream_of_call(const std::vector<std::optional<Tensor>>& tensors,
+                                              const CallOptions& options, NumberOn&& number_on) {
+    const Tensor* cuda_tensor =
+        options.out && options.out->device().is_cuda() ? &*options.out : nullptr;
+    for (const std::optional<Tensor>& t : tensors)
+      if (cuda_tensor == nullptr && t && t->device().is_cuda()) cuda_tensor = &*t;
+    if (cuda_tensor == nullptr) return std::nullopt;
+    const int index = cuda_tensor->device().index;
+    return stream_of(index, number_on(index));
+  }
+
+  // The instance's call with the GIL released, on `stream` when given.
+  CallResult run(const std::vector<std::optional<Tensor>>& tensors, const CallOptions& options,
+                 const std::optional<Stream>& stream) {
+    const nb::gil_scoped_release unlocked;
+    if (!stream) return op_->call(tensors, options);
+    const StreamGuard guard(*stream);
+    return op_->call(tensors, options);
+  }
+
+  void describe_entry() {
+    const manifest::Entry& e = op_->op_class().entry();
+    for (const manifest::TensorDecl& t : e.inputs) required_inputs_ += t.optional ? 0 : 1;
+    for (std::size_t i = 0; i < e.outputs.size(); ++i)
+      if (e.outputs[i].buffer_out && !buffer_output_) buffer_output_ = i;
+  }
+
   std::shared_ptr<Op> op_;
+  std::size_t required_inputs_ = 0;           // the entry's inputs before its optional ones
+  std::optional<std::size_t> buffer_output_;  // the output `out=` takes a buffer for
+  bool torch_reachable_ = false;
 };
 
 }  // namespace
@@ -254,6 +319,8 @@ void bind_ops(nb::module_& m) {
            nb::arg("params"), nb::arg("target") = nb::none())
       .def("call", &PyOp::call, nb::arg("inputs"), nb::arg("out") = nb::none(),
            nb::arg("stream") = nb::none())
+      .def("call_torch", &PyOp::call_torch, nb::arg("args"), nb::arg("out").none())
+      .def("_mark_torch_reachable", &PyOp::mark_torch_reachable)
       .def("last_call", &PyOp::last_call)
       .def("eval_roofline", &PyOp::eval_roofline)
       .def("serving_target", &PyOp::serving_target)

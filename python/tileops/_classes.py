@@ -142,6 +142,12 @@ def make_class(entry):
             # reached without inspect, which the tracer does not follow.
             arrays = list(args) + [kwargs.get(n) for n in input_names[len(args):]]
             return _torch.call(self, arrays, kwargs.get("out"), buffer_index)
+        if not kwargs or (len(kwargs) == 1 and "out" in kwargs):
+            # torch tensors by position: one crossing into C++ (Note [The torch fast path] in
+            # python/src/ops.cpp); NotImplemented for anything the general path below must serve.
+            result = self._op.call_torch(args, kwargs.get("out"))
+            if result is not NotImplemented:
+                return result
         boundary = _torch if _torch is not None else _with_torch()
         if boundary is not None and self._key not in boundary._instances:
             boundary.register(self)  # made before torch was imported: reachable from now on

@@ -52,9 +52,11 @@ def _install_torch_allocator():
 
 if _C.built_with_cuda and torch.cuda.is_available():
     _install_torch_allocator()
-# torch tensors cross through torch's C functions (Note [Python streams]).
-if hasattr(torch._C, "_to_dlpack"):
-    _C._set_torch_export(torch.Tensor, torch._C._to_dlpack)
+# torch tensors cross through torch's C functions (Note [Python streams]; Note [The torch fast
+# path] in python/src/ops.cpp).
+if hasattr(torch._C, "_to_dlpack") and hasattr(torch._C, "_from_dlpack"):
+    _C._set_torch_export(torch.Tensor, torch._C._to_dlpack, torch._C._from_dlpack,
+                         getattr(torch._C, "_cuda_getCurrentRawStream", None))
 _from_dlpack = _torch_from_dlpack()
 
 def _load_cpp_kernel():
@@ -158,6 +160,7 @@ def register(instance):
     """Makes `instance` reachable from the operators and its class's operators exist."""
     cls = type(instance)
     _instances[instance._key] = instance
+    instance._op._mark_torch_reachable()
     if cls.__name__ in _registered:
         return
     entry = cls.entry

@@ -202,6 +202,84 @@ def test_torch_tensors_come_back_as_torch_tensors():
     assert tileops.RMSNormFwdOp([64])(x, w, out=out) is out
 
 
+def test_torch_calls_take_the_fast_path_and_anything_else_the_general_one():
+    # Note [The torch fast path] in python/src/ops.cpp: call_torch serves the usual torch call in
+    # one crossing and returns NotImplemented for what the general path must serve.
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(11)
+    x, w = torch.randn(5, 96, generator=g), torch.randn(96, generator=g)
+    want = rms_norm_oracle(x.double().numpy(), w.double().numpy(), 1e-6)
+    op = tileops.RMSNormFwdOp([96], eps=1e-6)
+    y = op._op.call_torch((x, w), None)
+    assert isinstance(y, torch.Tensor)
+    np.testing.assert_allclose(y.double().numpy(), want, rtol=1e-5, atol=1e-6)
+    out = torch.full((5, 96), float("nan"))
+    assert op._op.call_torch((x, w), out) is out
+    np.testing.assert_allclose(out.double().numpy(), want, rtol=1e-5, atol=1e-6)
+    assert op.last_call["has_out"]
+    # Optional inputs left out by position: the weight defaults to None.
+    np.testing.assert_allclose(op._op.call_torch((x,), None).double().numpy(),
+                               want / w.double().numpy(), rtol=1e-5, atol=1e-6)
+    # Two outputs (a composite) come back as the general path returns them, a tuple.
+    residual = torch.randn(5, 96, generator=g)
+    composite = tileops.ResidualRMSNormFwdOp([96], eps=1e-6)
+    fast = composite(x, residual, w)
+    general = composite(x.numpy(), residual.numpy(), w.numpy())
+    assert isinstance(fast, tuple) and len(fast) == len(general) == 2
+    for f, n in zip(fast, general):
+        assert isinstance(f, torch.Tensor)
+        np.testing.assert_array_equal(f.numpy(), n)
+    # An op with no outputs returns None; its inputs are written in place, as the general path.
+    rope = tileops.RopeFwdOp(is_neox=True)
+    positions = torch.arange(3, dtype=torch.int64)
+    query, key = torch.randn(3, 2, 16, generator=g), torch.randn(3, 1, 16, generator=g)
+    cache = torch.randn(8, 16, generator=g)
+    q_numpy, k_numpy = query.numpy().copy(), key.numpy().copy()
+    assert rope(positions, query, key, cache) is None
+    rope(positions.numpy(), q_numpy, k_numpy, cache.numpy())
+    np.testing.assert_array_equal(query.numpy(), q_numpy)
+    np.testing.assert_array_equal(key.numpy(), k_numpy)
+    # The general path's cases.
+    declined = [((x.numpy(), w.numpy()), None),                    # NumPy arrays
+                ((x.requires_grad_(True), w), None),                 # a tensor needing a gradient
+                ((), None),                                          # too few inputs
+                ((x.detach(), w, w, w), None)]                       # too many
+    for args, out_arg in declined:
+        assert op._op.call_torch(args, out_arg) is NotImplemented
+    # out= where the entry has no buffer output: the general path's TypeError.
+    assert rope._op.call_torch((positions, query, key, cache), torch.empty(3)) is NotImplemented
+    with pytest.raises(TypeError):
+        rope(positions, query, key, cache, out=torch.empty(3))
+    # The library's errors are raised as on the general path.
+    with pytest.raises(ValueError, match="RMSNormFwdOp: x dtype is outside"):
+        op._op.call_torch((torch.ones(5, 96, dtype=torch.int32), w), None)
+
+
+def test_an_op_made_before_torch_is_registered_takes_the_general_path_first():
+    import subprocess
+    import sys
+    import textwrap
+
+    # A fresh interpreter: tileops imported (and the op made) before torch.
+    script = textwrap.dedent("""
+        import tileops
+        op = tileops.SiluFwdOp()
+        import torch
+        x = torch.randn(7)
+        assert op._op.call_torch((x,), None) is NotImplemented  # not reachable yet
+        y = op(x)                                              # the general path registers it
+        from tileops import _torch
+        assert op._key in _torch._instances
+        z = op._op.call_torch((x,), None)
+        assert isinstance(z, torch.Tensor) and torch.equal(y, z)
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("ok")
+
+
 def test_a_target_written_in_python_serves_an_op():
     built = []
 
