@@ -86,6 +86,11 @@ Tensor take_capsule(PyObject* capsule, const char* name, const char* used_name) 
 struct TorchExport {
   PyTypeObject* tensor_type = nullptr;
   nb::object to_dlpack, from_dlpack, current_stream;
+  // The bridge's functions (Note [The torch bridge] in python/torch_kernel/python_bridge.cpp),
+  // once the package loaded the library that lends them; null before.
+  int (*unpack)(PyObject*, void*) = nullptr;
+  PyObject* (*wrap)(const void*) = nullptr;
+  std::intptr_t (*native_stream)(int) = nullptr;
 };
 
 TorchExport& torch_export() {
@@ -177,12 +182,22 @@ Tensor take_any_capsule(PyObject* c, const char* what) {
 }  // namespace
 
 std::optional<Tensor> import_torch(nb::handle array) {
+  if (const TorchExport& e = torch_export(); e.unpack != nullptr) {
+    Tensor tensor;
+    if (e.unpack(array.ptr(), &tensor) != 0) return tensor;
+    return std::nullopt;  // declined: the general path raises the usual error for it
+  }
   const nb::object capsule = torch_capsule(array);
   if (!capsule.is_valid()) return std::nullopt;
   return take_any_capsule(capsule.ptr(), "torch._C._to_dlpack");
 }
 
 nb::object export_torch(const Tensor& tensor) {
+  if (const TorchExport& e = torch_export(); e.wrap != nullptr) {
+    PyObject* wrapped = e.wrap(&tensor);
+    if (wrapped == nullptr) throw nb::python_error();
+    return nb::steal(wrapped);
+  }
   // A legacy capsule, as torch._C._from_dlpack takes; torch reads the tensor on the stream that
   // wrote it, so no stream is exchanged.
   return torch_export().from_dlpack(export_capsule(tensor, /*versioned=*/false));
@@ -190,6 +205,11 @@ nb::object export_torch(const Tensor& tensor) {
 
 std::intptr_t torch_current_stream(int index) {
   const TorchExport& e = torch_export();
+  if (e.native_stream != nullptr) {
+    // DLPack numbers the legacy default stream (handle 0) 1.
+    if (const std::intptr_t handle = e.native_stream(index); handle >= 0)
+      return handle == 0 ? 1 : handle;
+  }
   if (e.current_stream.is_none()) return 1;
   // torch names the legacy default stream 0, which DLPack forbids for CUDA: its number is 1.
   const auto stream = nb::cast<std::intptr_t>(e.current_stream(index));
@@ -222,6 +242,17 @@ void bind_arrays(nb::module_& m) {
       nb::arg("current_stream").none(),
       "torch.Tensor, torch._C._to_dlpack and _from_dlpack, and torch's current raw CUDA stream "
       "reader (None without CUDA): torch tensors cross through them.");
+  m.def(
+      "_set_torch_bridge",
+      [](std::uintptr_t unpack, std::uintptr_t wrap, std::uintptr_t native_stream) {
+        TorchExport& e = torch_export();
+        e.unpack = reinterpret_cast<int (*)(PyObject*, void*)>(unpack);
+        e.wrap = reinterpret_cast<PyObject* (*)(const void*)>(wrap);
+        e.native_stream = reinterpret_cast<std::intptr_t (*)(int)>(native_stream);
+      },
+      nb::arg("unpack"), nb::arg("wrap"), nb::arg("native_stream"),
+      "The addresses of libtileops_torch's tileops_torch_unpack, _wrap and _current_stream (Note "
+      "[The torch bridge]): torch tensors cross through them instead of DLPack capsules.");
   nb::class_<DLPackTensor>(m, "DLPackTensor",
                            "A tileops tensor on its way out: pass it to your framework's "
                            "from_dlpack (torch.from_dlpack, numpy.from_dlpack, ...).")

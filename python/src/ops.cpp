@@ -111,9 +111,11 @@ class PyOp {
   // Note [The torch fast path]
   // The usual eager call from torch: the inputs by position, every array a torch tensor that needs
   // no gradient, `out` a torch tensor where the entry has a buffer output, the instance reachable
-  // from the compile boundary. It runs in one crossing: the tensors through torch's C functions
-  // (_set_torch_export), the call on torch's current stream, the outputs back as torch tensors and
-  // the out buffer as the caller's own object, as the general path returns them. What the general
+  // from the compile boundary. It runs in one crossing: the tensors through libtileops_torch's
+  // bridge (Note [The torch bridge]: at::Tensors viewed directly) when the package loaded it, else
+  // through torch's C DLPack functions (_set_torch_export); the call on torch's current stream; the
+  // outputs back as torch tensors and the out buffer as the caller's own object, as the general
+  // path returns them. What the general
   // path (tileops/_classes.py) spends in Python on every call (the stream and converter lookups per
   // array type, a DLPackTensor and a __dlpack__ call per output) is skipped. Anything else returns
   // NotImplemented, and the general path serves it: other array types, keywords, a tensor that

@@ -20,6 +20,7 @@ TILEOPS_TORCH_CPP_KERNEL=1 requires the C++ one.
 Calls go through the operators only while torch compiles (torch.compiler.is_compiling()): eager
 calls keep the direct path, which does not pay the dispatcher.
 """
+import ctypes
 import os
 import weakref
 
@@ -70,6 +71,12 @@ def _load_cpp_kernel():
                               "was built without torch)")
         return False
     torch.ops.load_library(path)
+    # The fast path's bridge (Note [The torch bridge] in python/torch_kernel/python_bridge.cpp):
+    # dlopen of the library just loaded returns the same handle.
+    library = ctypes.CDLL(path)
+    _C._set_torch_bridge(*(ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+                           for name in ("tileops_torch_unpack", "tileops_torch_wrap",
+                                        "tileops_torch_current_stream")))
     return True
 
 

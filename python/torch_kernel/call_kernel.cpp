@@ -20,9 +20,6 @@
 // OpNotAvailableError as NotImplementedError, others as RuntimeError, with the library's message.
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
-#include <ATen/ops/from_blob.h>
-#include <c10/core/Stream.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
 
@@ -41,6 +38,7 @@
 #include "tileops/core/stream.hpp"
 #include "tileops/core/tensor.hpp"
 #include "tileops/op/op.hpp"
+#include "torch_tensors.hpp"
 
 namespace tileops::torch_kernel {
 namespace {
@@ -63,98 +61,6 @@ Registry& registry() {
   return r;
 }
 
-DType dtype_of(at::ScalarType type) {
-  switch (type) {
-    case at::kBool:
-      return DType::kBool;
-    case at::kByte:
-      return DType::kUInt8;
-    case at::kChar:
-      return DType::kInt8;
-    case at::kShort:
-      return DType::kInt16;
-    case at::kInt:
-      return DType::kInt32;
-    case at::kLong:
-      return DType::kInt64;
-    case at::kHalf:
-      return DType::kFloat16;
-    case at::kBFloat16:
-      return DType::kBFloat16;
-    case at::kFloat:
-      return DType::kFloat32;
-    case at::kDouble:
-      return DType::kFloat64;
-    case at::kFloat8_e4m3fn:
-      return DType::kFloat8E4M3FN;
-    case at::kFloat8_e5m2:
-      return DType::kFloat8E5M2;
-    default:
-      C10_THROW_ERROR(TypeError, "tileops: torch dtype " + std::string(c10::toString(type)) +
-                                     " has no library dtype");
-  }
-}
-
-at::ScalarType scalar_type_of(DType dtype) {
-  switch (dtype) {
-    case DType::kBool:
-      return at::kBool;
-    case DType::kUInt8:
-      return at::kByte;
-    case DType::kInt8:
-      return at::kChar;
-    case DType::kInt16:
-      return at::kShort;
-    case DType::kInt32:
-      return at::kInt;
-    case DType::kInt64:
-      return at::kLong;
-    case DType::kFloat16:
-      return at::kHalf;
-    case DType::kBFloat16:
-      return at::kBFloat16;
-    case DType::kFloat32:
-      return at::kFloat;
-    case DType::kFloat64:
-      return at::kDouble;
-    case DType::kFloat8E4M3FN:
-      return at::kFloat8_e4m3fn;
-    case DType::kFloat8E5M2:
-      return at::kFloat8_e5m2;
-  }
-  C10_THROW_ERROR(Error, "tileops: unknown library dtype");
-}
-
-Device device_of(const at::Device& device) {
-  if (device.is_cpu()) return Device::cpu();
-  TORCH_CHECK_NOT_IMPLEMENTED(device.is_cuda(), "tileops: torch device ", device,
-                              " is neither the CPU nor a CUDA device");
-  return Device::cuda(device.index());
-}
-
-// A view of `t` that holds it (the call's record may outlive the call).
-Tensor view_of(const at::Tensor& t) {
-  const auto sizes = t.sizes();
-  const auto strides = t.strides();
-  const Shape shape(std::span<const std::int64_t>(sizes.data(), sizes.size()));
-  const Shape steps(std::span<const std::int64_t>(strides.data(), strides.size()));
-  return Tensor::from_blob(t.data_ptr(), shape, steps, dtype_of(t.scalar_type()),
-                           device_of(t.device()), std::make_shared<at::Tensor>(t));
-}
-
-// An at::Tensor over `t`'s memory that holds `t`.
-at::Tensor torch_of(const Tensor& t) {
-  const at::Device device =
-      t.device().is_cuda() ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(t.device().index))
-                           : at::Device(at::kCPU);
-  auto* held = new Tensor(t);
-  return at::for_blob(t.data_ptr(), at::IntArrayRef(t.shape().data(), t.shape().size()))
-      .strides(at::IntArrayRef(t.strides().data(), t.strides().size()))
-      .deleter([held](void*) { delete held; })
-      .options(at::TensorOptions().dtype(scalar_type_of(t.dtype())).device(device))
-      .make_tensor();
-}
-
 // torch's current stream on the call's CUDA device, as a library stream; nullopt for a CPU call.
 std::optional<Stream> torch_stream(const std::vector<std::optional<Tensor>>& inputs,
                                    const std::optional<Tensor>& out) {
@@ -162,11 +68,7 @@ std::optional<Stream> torch_stream(const std::vector<std::optional<Tensor>>& inp
   for (const std::optional<Tensor>& t : inputs)
     if (cuda == nullptr && t && t->device().is_cuda()) cuda = &*t;
   if (cuda == nullptr) return std::nullopt;
-  const c10::Device device(c10::DeviceType::CUDA,
-                           static_cast<c10::DeviceIndex>(cuda->device().index));
-  const c10::Stream stream =
-      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
-  return Stream(cuda->device(), stream.native_handle());
+  return Stream(cuda->device(), current_cuda_stream(cuda->device().index));
 }
 
 CallResult run(const Branch& branch, c10::ArrayRef<c10::IValue> args) {

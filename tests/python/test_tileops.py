@@ -253,6 +253,16 @@ def test_torch_calls_take_the_fast_path_and_anything_else_the_general_one():
     # The library's errors are raised as on the general path.
     with pytest.raises(ValueError, match="RMSNormFwdOp: x dtype is outside"):
         op._op.call_torch((torch.ones(5, 96, dtype=torch.int32), w), None)
+    # Tensors the library cannot view (a dtype it lacks, the meta device) raise the general path's
+    # errors; the torch bridge (Note [The torch bridge]), when loaded, declines them to it.
+    from tileops import _torch
+    with pytest.raises(tileops.DLPackError, match="unsupported dtype"):
+        op(torch.zeros(5, 96, dtype=torch.complex64), w)
+    with pytest.raises(BufferError, match="meta"):
+        op(torch.zeros(5, 96, device="meta"), w)
+    if _torch.cpp_kernel:
+        assert op._op.call_torch((torch.zeros(5, 96, dtype=torch.complex64), w),
+                                 None) is NotImplemented
 
 
 def test_an_op_made_before_torch_is_registered_takes_the_general_path_first():

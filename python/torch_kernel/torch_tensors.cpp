@@ -1,0 +1,111 @@
+// torch_tensors.hpp: library tensors and torch tensors as views of each other.
+#include "torch_tensors.hpp"
+
+#include <ATen/ops/from_blob.h>
+#include <c10/core/Stream.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/Exception.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace tileops::torch_kernel {
+
+DType dtype_of(at::ScalarType type) {
+  switch (type) {
+    case at::kBool:
+      return DType::kBool;
+    case at::kByte:
+      return DType::kUInt8;
+    case at::kChar:
+      return DType::kInt8;
+    case at::kShort:
+      return DType::kInt16;
+    case at::kInt:
+      return DType::kInt32;
+    case at::kLong:
+      return DType::kInt64;
+    case at::kHalf:
+      return DType::kFloat16;
+    case at::kBFloat16:
+      return DType::kBFloat16;
+    case at::kFloat:
+      return DType::kFloat32;
+    case at::kDouble:
+      return DType::kFloat64;
+    case at::kFloat8_e4m3fn:
+      return DType::kFloat8E4M3FN;
+    case at::kFloat8_e5m2:
+      return DType::kFloat8E5M2;
+    default:
+      C10_THROW_ERROR(TypeError, "tileops: torch dtype " + std::string(c10::toString(type)) +
+                                     " has no library dtype");
+  }
+}
+
+at::ScalarType scalar_type_of(DType dtype) {
+  switch (dtype) {
+    case DType::kBool:
+      return at::kBool;
+    case DType::kUInt8:
+      return at::kByte;
+    case DType::kInt8:
+      return at::kChar;
+    case DType::kInt16:
+      return at::kShort;
+    case DType::kInt32:
+      return at::kInt;
+    case DType::kInt64:
+      return at::kLong;
+    case DType::kFloat16:
+      return at::kHalf;
+    case DType::kBFloat16:
+      return at::kBFloat16;
+    case DType::kFloat32:
+      return at::kFloat;
+    case DType::kFloat64:
+      return at::kDouble;
+    case DType::kFloat8E4M3FN:
+      return at::kFloat8_e4m3fn;
+    case DType::kFloat8E5M2:
+      return at::kFloat8_e5m2;
+  }
+  C10_THROW_ERROR(Error, "tileops: unknown library dtype");
+}
+
+Device device_of(const at::Device& device) {
+  if (device.is_cpu()) return Device::cpu();
+  TORCH_CHECK_NOT_IMPLEMENTED(device.is_cuda(), "tileops: torch device ", device,
+                              " is neither the CPU nor a CUDA device");
+  return Device::cuda(device.index());
+}
+
+Tensor view_of(const at::Tensor& t) {
+  const auto sizes = t.sizes();
+  const auto strides = t.strides();
+  const Shape shape(std::span<const std::int64_t>(sizes.data(), sizes.size()));
+  const Shape steps(std::span<const std::int64_t>(strides.data(), strides.size()));
+  return Tensor::from_blob(t.data_ptr(), shape, steps, dtype_of(t.scalar_type()),
+                           device_of(t.device()), std::make_shared<at::Tensor>(t));
+}
+
+at::Tensor torch_of(const Tensor& t) {
+  const at::Device device =
+      t.device().is_cuda() ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(t.device().index))
+                           : at::Device(at::kCPU);
+  auto* held = new Tensor(t);
+  return at::for_blob(t.data_ptr(), at::IntArrayRef(t.shape().data(), t.shape().size()))
+      .strides(at::IntArrayRef(t.strides().data(), t.strides().size()))
+      .deleter([held](void*) { delete held; })
+      .options(at::TensorOptions().dtype(scalar_type_of(t.dtype())).device(device))
+      .make_tensor();
+}
+
+void* current_cuda_stream(int index) {
+  const c10::Device device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index));
+  return c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle();
+}
+
+}  // namespace tileops::torch_kernel
