@@ -3,8 +3,9 @@
 // Note [The C++ operator kernel]
 // Each effect branch of an op class is a torch operator "tileops::<name>(str key, Tensor...
 // inputs[, Tensor(z!) out]) -> (Tensor...)" (python/tileops/_torch.py defines the schema from the
-// manifest, and the fake kernel). Its real kernel is this one boxed function, shared by every
-// operator: it finds the instance by its key (owned for the call, Note [Owned instances] in
+// manifest, and the fake kernel). Its real kernel is a boxed functor (CallKernel) holding the
+// operator's branch (how many inputs, whether `out` is passed, which outputs return): it finds
+// the instance by its key (owned for the call, Note [Owned instances] in
 // include/tileops/op/op.hpp), views each at::Tensor as a library tensor (no copy; the view holds
 // the at::Tensor, so that the call's record may outlive the call), runs the instance's call on
 // torch's current stream, and returns the outputs the branch returns as at::Tensors that hold the
@@ -27,10 +28,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -51,8 +51,8 @@ struct Branch {
 };
 
 struct Registry {
-  std::shared_mutex mutex;
-  std::unordered_map<std::string, Branch> branches;  // by the operator's name ("tileops::...")
+  std::mutex mutex;
+  std::unordered_set<std::string> operators;  // those with their kernel ("tileops::...")
   std::vector<std::unique_ptr<torch::Library>> libraries;
 };
 
@@ -103,27 +103,28 @@ CallResult run(const Branch& branch, c10::ArrayRef<c10::IValue> args) {
   }
 }
 
-void call_kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  Branch branch;
-  {
-    Registry& r = registry();
-    const std::shared_lock<std::shared_mutex> lock(r.mutex);
-    const auto it = r.branches.find(op.schema().name());
-    TORCH_CHECK(it != r.branches.end(), "tileops: operator ", op.schema().name(),
-                " has no registered branch");
-    branch = it->second;
-  }
-  const std::size_t n = 1 + branch.inputs + (branch.has_out ? 1 : 0);
-  const CallResult results = run(branch, torch::jit::last(*stack, n));
-  torch::jit::drop(*stack, n);
-  for (std::size_t i : branch.returned) {
-    TORCH_CHECK(i < results.size() && results[i], "tileops: ", op.schema().name(),
-                " produced no output ", i);
-    torch::jit::push(*stack, torch_of(*results[i]));
-  }
-}
+// The real kernel of one operator, its branch fixed at registration: a call reads no registry.
+class CallKernel final : public c10::OperatorKernel {
+ public:
+  explicit CallKernel(Branch branch) : branch_(std::move(branch)) {}
 
-// Makes call_kernel the real kernel of operator tileops::`name`, already defined (from Python).
+  void operator()(const c10::OperatorHandle& op, c10::DispatchKeySet /*keys*/,
+                  torch::jit::Stack* stack) const {
+    const std::size_t n = 1 + branch_.inputs + (branch_.has_out ? 1 : 0);
+    const CallResult results = run(branch_, torch::jit::last(*stack, n));
+    torch::jit::drop(*stack, n);
+    for (std::size_t i : branch_.returned) {
+      TORCH_CHECK(i < results.size() && results[i], "tileops: ", op.schema().name(),
+                  " produced no output ", i);
+      torch::jit::push(*stack, torch_of(*results[i]));
+    }
+  }
+
+ private:
+  Branch branch_;
+};
+
+// Makes a CallKernel the real kernel of operator tileops::`name`, already defined (from Python).
 void register_call_kernel(std::string name, std::vector<std::int64_t> returned, std::int64_t inputs,
                           bool has_out) {
   Branch branch;
@@ -131,15 +132,15 @@ void register_call_kernel(std::string name, std::vector<std::int64_t> returned, 
   branch.has_out = has_out;
   for (std::int64_t i : returned) branch.returned.push_back(static_cast<std::size_t>(i));
   Registry& r = registry();
-  const std::unique_lock<std::shared_mutex> lock(r.mutex);
+  const std::lock_guard<std::mutex> lock(r.mutex);
   const std::string qualified = "tileops::" + name;
-  TORCH_CHECK(r.branches.find(qualified) == r.branches.end(), "tileops: operator ", qualified,
+  TORCH_CHECK(r.operators.insert(qualified).second, "tileops: operator ", qualified,
               " already has its kernel");
-  r.branches.emplace(qualified, std::move(branch));
   auto library = std::make_unique<torch::Library>(torch::Library::IMPL, "tileops",
                                                   c10::DispatchKey::CompositeExplicitAutograd,
                                                   __FILE__, __LINE__);
-  library->impl(name.c_str(), torch::CppFunction::makeFromBoxedFunction<&call_kernel>());
+  library->impl(name.c_str(),
+                torch::CppFunction::makeFromBoxedFunctor(std::make_unique<CallKernel>(branch)));
   r.libraries.push_back(std::move(library));
 }
 
