@@ -94,10 +94,11 @@ void BM_CudaHost_RMSNorm_BareLaunch(benchmark::State& st) {
   Tensor x = gpu_tensor(Shape{1, kWidth});
   Tensor w = gpu_tensor(Shape{kWidth});
   Tensor out = gpu_tensor(Shape{1, kWidth});
-  int sm_count = 0;
+  int sm_count = 0, smem_budget = 0;
   cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0);
-  const k::NormLaunch launch =
-      k::plan_norm(k::NormOp::kRMS, k::NormPath::kBlock, DType::kBFloat16, kWidth, sm_count);
+  cudaDeviceGetAttribute(&smem_budget, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+  const k::NormLaunch launch = k::plan_norm(k::NormOp::kRMS, k::NormPath::kBlock, DType::kBFloat16,
+                                            kWidth, sm_count, smem_budget);
   const k::NormTensors tensors{x.data_ptr(),   nullptr, w.data_ptr(), nullptr,
                                out.data_ptr(), 1,       1e-6f};
   void* native = cuda::native_stream(stream);

@@ -21,10 +21,13 @@ void norm_implementations(ImplementationTable& table) {
   table.add<RMSNormFwdOp, cuda::RMSNormStreamingSm90>("rms_norm_streaming_sm90");
   table.add<RMSNormFwdOp, cuda::RMSNormGeneralSm90>("rms_norm_general_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormWarpSm90>("layer_norm_warp_sm90");
+  table.add<LayerNormFwdOp, cuda::LayerNormSharedSm90>("layer_norm_shared_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormBlockSm90>("layer_norm_block_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormStreamingSm90>("layer_norm_streaming_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormGeneralSm90>("layer_norm_general_sm90");
   table.add<FusedAddRMSNormFwdOp, cuda::FusedAddRMSNormWarpSm90>("fused_add_rms_norm_warp_sm90");
+  table.add<FusedAddRMSNormFwdOp, cuda::FusedAddRMSNormSharedSm90>(
+      "fused_add_rms_norm_shared_sm90");
   table.add<FusedAddRMSNormFwdOp, cuda::FusedAddRMSNormBlockSm90>("fused_add_rms_norm_block_sm90");
   table.add<FusedAddRMSNormFwdOp, cuda::FusedAddRMSNormStreamingSm90>(
       "fused_add_rms_norm_streaming_sm90");

@@ -170,17 +170,104 @@ TEST(CudaNorm, SelectionByRowLength) {
     op(random_gpu({2, c.n}, c.dtype, next_seed()));
     EXPECT_EQ(only_key(op, "rms_norm"), c.key);
   }
+  // LayerNorm and FusedAddRMSNorm stage rows of 8 to 32 KB in shared memory.
+  for (const Case& c :
+       {Case{1024, DType::kBFloat16, "warp"}, Case{1032, DType::kBFloat16, "block"},
+        Case{4096, DType::kBFloat16, "block"}, Case{4104, DType::kBFloat16, "shared"},
+        Case{16384, DType::kBFloat16, "shared"}, Case{16392, DType::kBFloat16, "block"},
+        Case{2048, DType::kFloat32, "block"}, Case{2052, DType::kFloat32, "shared"},
+        Case{8192, DType::kFloat32, "shared"}, Case{8196, DType::kFloat32, "block"}}) {
+    SCOPED_TRACE(fmt::format("n={} {}", c.n, dtype_name(c.dtype)));
+    LayerNormFwdOp layer(Shape{c.n});
+    layer(random_gpu({2, c.n}, c.dtype, next_seed()));
+    EXPECT_EQ(only_key(layer, "layer_norm"), fmt::format("layer_norm_{}_sm90", c.key));
+    FusedAddRMSNormFwdOp fused;
+    fused(random_gpu({2, c.n}, c.dtype, next_seed()), random_gpu({2, c.n}, c.dtype, next_seed()),
+          random_gpu({c.n}, c.dtype, next_seed()));
+    EXPECT_EQ(only_key(fused, "fused_add_rms_norm"),
+              fmt::format("fused_add_rms_norm_{}_sm90", c.key));
+  }
+}
+
+// The shared path stages rows of 8 to 32 KB; forced on others it refuses, naming the sizes.
+TEST(CudaNorm, TheSharedPathRefusesRowsOutsideItsStage) {
+  TILEOPS_REQUIRE_CUDA();
+  EnvGuard force("TILEOPS_FORCE", "layer_norm_shared_sm90");
+  struct Case {
+    std::int64_t n;
+    const char* reason;
+  };
+  for (const Case& c :
+       {Case{16392, "rows of 16392 elements are 32784 bytes; this path stages rows of up to 32768"},
+        Case{4096,
+             "rows of 4096 elements are 8192 bytes; the block path holds rows of up to 8192 "
+             "bytes as fast"}}) {
+    LayerNormFwdOp op(Shape{c.n});
+    const Tensor out = poisoned_gpu({2, c.n}, DType::kBFloat16);
+    const std::string error = error_of<SelectionError>([&] {
+      op(random_gpu({2, c.n}, DType::kBFloat16, next_seed()), std::nullopt, std::nullopt, {out});
+    });
+    EXPECT_NE(error.find(c.reason), std::string::npos) << error;
+    for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));
+  }
+}
+
+// The block and shared paths launch one kernel for calls of fewer rows than the device has
+// multiprocessors (the row and the weights staged in shared memory) and another for more (Note
+// [Few rows] in kernels/norm/cuda/norm.cuh): both, forced, with every combination of affine
+// tensors LayerNorm takes.
+TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::int64_t many = 2 * device_facts(gpu()).sm_count + 7;
+  for (const char* path : {"shared", "block"})
+    for (DType dtype : kFloatDTypes)
+      for (std::int64_t n : {std::int64_t{4608}, std::int64_t{8192}})
+        for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}, many}) {
+          SCOPED_TRACE(fmt::format("{} {} n={} rows={}", path, dtype_name(dtype), n, rows));
+          if (std::string(path) == "block") {
+            EnvGuard force("TILEOPS_FORCE", "rms_norm_block_sm90");
+            RMSNormFwdOp op(Shape{n}, 1e-5);
+            run_and_check(op,
+                          {random_gpu({rows, n}, dtype, next_seed(), 3.0),
+                           random_gpu({n}, dtype, next_seed())},
+                          CallOptions{poisoned_gpu({rows, n}, dtype)});
+            EXPECT_EQ(only_key(op, "rms_norm"), "rms_norm_block_sm90");
+          }
+          for (int affine = 0; affine < 4; ++affine) {  // none, weight, bias, both
+            const std::string key = fmt::format("layer_norm_{}_sm90", path);
+            EnvGuard force("TILEOPS_FORCE", key);
+            LayerNormFwdOp op(Shape{n}, 1e-5);
+            std::optional<Tensor> w, b;
+            if (affine & 1) w = random_gpu({n}, dtype, next_seed());
+            if (affine & 2) b = random_gpu({n}, dtype, next_seed());
+            run_and_check(op, {random_gpu({rows, n}, dtype, next_seed(), 2.0), w, b},
+                          CallOptions{poisoned_gpu({rows, n}, dtype)});
+            EXPECT_EQ(only_key(op, "layer_norm"), key);
+          }
+          const std::string key = fmt::format("fused_add_rms_norm_{}_sm90", path);
+          EnvGuard force("TILEOPS_FORCE", key);
+          FusedAddRMSNormFwdOp op(1e-6);
+          run_and_check(
+              op,
+              {random_gpu({rows, n}, dtype, next_seed()), random_gpu({rows, n}, dtype, next_seed()),
+               random_gpu({n}, dtype, next_seed())},
+              CallOptions{poisoned_gpu({rows, n}, dtype)});
+          EXPECT_EQ(only_key(op, "fused_add_rms_norm"), key);
+        }
 }
 
 // Each implementation forced on shapes it claims, checked; a misaligned call it refuses fails
 // with its refusal.
 TEST(CudaNorm, EveryImplementationForced) {
   TILEOPS_REQUIRE_CUDA();
-  const char* paths[] = {"warp", "block", "streaming", "general"};
+  const char* paths[] = {"warp", "shared", "block", "streaming", "general"};
   for (const char* path : paths) {
+    // RMSNorm has no shared path (Note [Staged rows]).
+    const bool rms = std::string(path) != "shared";
     // Rows every vector path holds (short, middle: a warp holds 512 float32 elements) and, for
     // the paths beyond a warp, long ones.
     std::vector<std::int64_t> lengths = {64, 512};
+    if (!rms) lengths = {4608};  // the shared path: rows of more than 8 KB in every dtype
     if (std::string(path) != "warp") lengths.push_back(8192);
     if (std::string(path) == "streaming" || std::string(path) == "general")
       lengths.push_back(40000);
@@ -188,7 +275,7 @@ TEST(CudaNorm, EveryImplementationForced) {
     for (DType dtype : kFloatDTypes)
       for (std::int64_t n : lengths) {
         SCOPED_TRACE(fmt::format("{} {} n={}", path, dtype_name(dtype), n));
-        {
+        if (rms) {
           const std::string key = fmt::format("rms_norm_{}_sm90", path);
           EnvGuard force("TILEOPS_FORCE", key);
           RMSNormFwdOp op(Shape{n}, 1e-5);
@@ -222,17 +309,25 @@ TEST(CudaNorm, EveryImplementationForced) {
     if (std::string(path) == "general") continue;
     // A view two bytes past a 16-byte boundary: the forced vector path refuses, naming why, and
     // writes nothing; the instance stays usable.
-    const std::string key = fmt::format("rms_norm_{}_sm90", path);
+    const std::string key = fmt::format("{}_{}_sm90", rms ? "rms_norm" : "layer_norm", path);
     EnvGuard force("TILEOPS_FORCE", key);
-    RMSNormFwdOp op(Shape{1024});
-    const Tensor x = view_at_offset(random_host({3, 1024}, DType::kBFloat16, next_seed()), 2);
-    const Tensor out = poisoned_gpu({3, 1024}, DType::kBFloat16);
-    const std::string error = error_of<SelectionError>([&] { op(x, std::nullopt, {out}); });
+    const std::int64_t width = rms ? 1024 : 4608;  // a row the path serves when aligned
+    RMSNormFwdOp rms_op(Shape{width});
+    LayerNormFwdOp layer_op(Shape{width});
+    Op& op = rms ? static_cast<Op&>(rms_op) : static_cast<Op&>(layer_op);
+    const std::size_t inputs = rms ? 2 : 3;  // x and the optional affine tensors, absent
+    std::vector<std::optional<Tensor>> misaligned(inputs);
+    misaligned[0] = view_at_offset(random_host({3, width}, DType::kBFloat16, next_seed()), 2);
+    const Tensor out = poisoned_gpu({3, width}, DType::kBFloat16);
+    const std::string error =
+        error_of<SelectionError>([&] { op.call(misaligned, CallOptions{out}); });
     EXPECT_NE(error.find("TILEOPS_FORCE=" + key + " refuses this call"), std::string::npos)
         << error;
     EXPECT_NE(error.find("aligned to 2 bytes"), std::string::npos) << error;
     for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));
-    run_and_check(op, {random_gpu({3, 1024}, DType::kBFloat16, next_seed()), std::nullopt});
+    std::vector<std::optional<Tensor>> aligned(inputs);
+    aligned[0] = random_gpu({3, width}, DType::kBFloat16, next_seed());
+    run_and_check(op, aligned);
   }
 }
 

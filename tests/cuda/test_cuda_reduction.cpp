@@ -63,6 +63,23 @@ TEST(CudaSoftmax, EveryDtypeAndRowLength) {
       }
 }
 
+// The register path holds a block's row in registers, or stages it in shared memory when it is
+// 16 KB or longer or the call has fewer rows than multiprocessors (Note [Staged rows]): rows on
+// both sides of each bound, the longest a block holds among them.
+TEST(CudaSoftmax, RowsStagedOrHeldInRegisters) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::int64_t many = 2 * device_facts(gpu()).sm_count + 7;
+  for (bool log : {false, true})
+    for (DType dtype : kFloatDTypes)
+      for (std::int64_t n : {2048, 4096, 8192, 16384})
+        for (std::int64_t rows : {std::int64_t{1}, std::int64_t{5}, many}) {
+          if (n * static_cast<std::int64_t>(dtype_size(dtype)) >= 64 * 1024) continue;
+          SCOPED_TRACE(fmt::format("log={} {} n={} rows={}", log, dtype_name(dtype), n, rows));
+          EXPECT_EQ(check_softmax(log, {rows, n}, -1, dtype),
+                    fmt::format("{}softmax_registers_sm90", log ? "log_" : ""));
+        }
+}
+
 TEST(CudaSoftmax, OneRowAndHigherRanks) {
   TILEOPS_REQUIRE_CUDA();
   for (bool log : {false, true})
@@ -168,9 +185,9 @@ TEST(CudaSoftmax, MaskedPrefixesOfMinusInfinity) {
     Shape shape;
     std::int64_t dim;
   };
-  for (const Case& c : {Case{"registers", {4, 1000}, -1}, Case{"online", {3, 40000}, -1},
-                        Case{"online", {2, 128256}, -1}, Case{"strided", {2, 300, 40}, 1},
-                        Case{"general", {3, 4097}, -1}})
+  for (const Case& c : {Case{"registers", {4, 1000}, -1}, Case{"registers", {3, 8192}, -1},
+                        Case{"online", {3, 40000}, -1}, Case{"online", {2, 128256}, -1},
+                        Case{"strided", {2, 300, 40}, 1}, Case{"general", {3, 4097}, -1}})
     for (DType dtype : kFloatDTypes) {
       const std::string key = fmt::format("softmax_{}_sm90", c.path);
       SCOPED_TRACE(fmt::format("{} {} {}", key, dtype_name(dtype), c.shape.str()));

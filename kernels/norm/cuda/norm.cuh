@@ -12,6 +12,9 @@
 //     [Norm grid] in norm_launch.cu and each group walks its rows; the weight and bias a lane
 //     reads are the same for every row, so after the first row they come from L1. Holding them
 //     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
+//   - staged (norm_staged_kernel in norm_staged.cuh): a block per row, the row copied into
+//     shared memory by the copy engine (Note [Staged rows]); LayerNorm's and FusedAddRMSNorm's
+//     rows of 8 to 32 KB, and every block-per-row call of a few rows (Note [Few rows]).
 //   - streaming (norm_stream_kernel): rows too long for registers; a block per row reads the row
 //     twice (three times for LayerNorm), the later passes mostly from L2, which keeps the rows of
 //     the blocks in flight.
@@ -93,19 +96,16 @@ __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) 
 // uniform across the hardware warp (a group past the last row computes on zeros and stores
 // nothing), because the warp's shuffles need every lane.
 // Note [Few rows]
-// Measured on the H200 (bench/experiments/norm_variants.cu, RMSNorm bfloat16, inputs and weight
-// rotated beyond the L2): a single row of 4096 takes 3.65 us when the weight is read after the
-// reduction (two dependent trips to memory), 2.13 us when it loads with the row, against 0.50 us
-// for an empty kernel; a prefetch instruction instead (2.91 us) costs 5-9 points of bandwidth on
-// prefill shapes. Holding the weight in registers halves the blocks per multiprocessor, which
-// costs prefill shapes 10-20 points, so it is a separate instantiation (kFewRows) that the launch
-// takes only for calls of fewer rows than the device has multiprocessors. In the library the
-// block path's 1024-thread launch bound caps it at 64 registers: RMSNorm's and FusedAddRMSNorm's
-// spill a few words and measured 3.02 us and 4.33 us for [1, 4096] (from 3.98 us and 5.52 us),
-// but LayerNorm's, holding the bias too, spilled 600 bytes per thread and took 7.62 us against
-// 4.70 us without it, so LayerNorm has no few-rows variant. A variant bounded at 512 threads
-// (room for 128 registers, rows of up to 2048 vectors) is the next step for all three.
-template <NormKind kKind, class T, int kThreads, int kVpt, bool kFewRows = false>
+// A call of fewer rows than the device has multiprocessors (decode) is latency, not bandwidth: the
+// row's trip to memory, then the weight's if it is read after the reduction. Measured on the H200
+// (bench/experiments/norm_variants.cu and norm_bulk.cu, RMSNorm bfloat16 [1, 4096], inputs and
+// weight rotated beyond the L2, against 0.51 us for an empty kernel): the weight read after the
+// reduction 3.65 us; loaded into registers with the row 3.02 us (a register variant of this
+// kernel, which spilled under the 1024-thread bound, and for LayerNorm's bias too: 7.62 us);
+// staged in shared memory with the row by the copy engine, two vectors per thread, 2.06 us. So the
+// block and shared paths launch norm_staged_kernel with the weights staged (norm_staged.cuh) for
+// calls of fewer rows than multiprocessors, and this kernel stays free of a few-rows variant.
+template <NormKind kKind, class T, int kThreads, int kVpt>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;
   constexpr int kN = V::kSize;
@@ -146,19 +146,6 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
         }
       } else {
         x[j] = in_row ? load_vec_streaming(static_cast<const T*>(p.x) + at) : zero_vec<T>();
-      }
-    }
-    // A few rows (decode): the weight and bias load with the row, so that their trip to memory
-    // overlaps the row's instead of following the reduction (Note [Few rows]).
-    V w_held[kFewRows ? kVpt : 1], b_held[kFewRows ? kVpt : 1];
-    if constexpr (kFewRows) {
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j) {
-        const int v = lane + j * lanes;
-        const bool in_row = active && v < n_vec;
-        const std::int64_t at = static_cast<std::int64_t>(v) * kN;
-        w_held[j] = in_row && weight ? load_vec(weight + at) : V{};
-        b_held[j] = in_row && bias && kKind == NormKind::kLayer ? load_vec(bias + at) : V{};
       }
     }
 
@@ -209,14 +196,9 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
       if (!active || v >= n_vec) continue;
       const std::int64_t at = static_cast<std::int64_t>(v) * kN;
       V w{}, b{};
-      if constexpr (kFewRows) {
-        w = w_held[j];
-        b = b_held[j];
-      } else {
-        if (weight) w = load_vec(weight + at);
-        if constexpr (kKind == NormKind::kLayer)
-          if (bias) b = load_vec(bias + at);
-      }
+      if (weight) w = load_vec(weight + at);
+      if constexpr (kKind == NormKind::kLayer)
+        if (bias) b = load_vec(bias + at);
       V y;
 #pragma unroll
       for (int e = 0; e < kN; ++e) {

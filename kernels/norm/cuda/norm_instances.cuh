@@ -5,6 +5,7 @@
 
 #include "kernels/norm/cuda/norm.cuh"
 #include "kernels/norm/cuda/norm_instances.hpp"
+#include "kernels/norm/cuda/norm_staged.cuh"
 #include "tileops/core/error.hpp"
 
 namespace tileops::kernels::cuda {
@@ -17,10 +18,15 @@ const void* norm_kernel(NormPath path, int lanes, bool few_rows) {
       return lanes == kNarrowLanes
                  ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, kNarrowLanes, kVpt>)
                  : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
+    case NormPath::kShared:
     case NormPath::kBlock:
-      // LayerNorm has no few-rows variant (Note [Few rows]).
-      if constexpr (K != NormKind::kLayer)
-        if (few_rows) return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt, true>);
+      if (few_rows) return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, true>);
+      if (path == NormPath::kShared) {
+        // RMSNorm has no shared path (Note [Staged rows]): no instantiation.
+        if constexpr (K != NormKind::kRMS)
+          return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, false>);
+        return nullptr;
+      }
       return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
     case NormPath::kStreaming:
       return reinterpret_cast<const void*>(&norm_stream_kernel<K, T, Vec<T>::kSize>);

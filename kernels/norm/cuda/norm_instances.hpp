@@ -1,7 +1,8 @@
 // The instantiated norm kernels, one function per op (norm_rms.cu, norm_layer.cu,
 // norm_fused_add.cu, compiled in parallel): the kernel of a path, dtype and lanes per row, as the
-// pointer cudaLaunchKernel takes; `few_rows` asks for the block path's variant for calls of a few
-// rows (Note [Few rows] in norm.cuh). CheckError for a dtype outside float16, bfloat16, float32.
+// pointer cudaLaunchKernel takes; `few_rows` asks for the variant of the block and shared paths
+// for calls of a few rows (Note [Few rows] in norm.cuh). CheckError for a dtype outside float16,
+// bfloat16, float32.
 #pragma once
 
 #include "kernels/norm/cuda/norm_launch.hpp"

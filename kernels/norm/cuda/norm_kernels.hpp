@@ -2,17 +2,18 @@
 // to the launches of norm_launch.hpp, one class per (op, path), with their applicability and
 // precedence. Note [Norm kernels] in norm.cuh describes the paths; per op:
 //
-//   <op>_warp_sm90       rows of up to 128 vectors, a logical warp per row   preferred over the 3
-//   below <op>_block_sm90      rows of up to 4096 vectors, a block per row         preferred over
-//   the 2 below <op>_streaming_sm90  any 16-byte aligned rows, read in passes            preferred
-//   over general <op>_general_sm90    anything: misaligned pointers, odd row lengths
-//
-// (a vector is 16 bytes: 8 float16/bfloat16 or 4 float32 elements). The three vector paths refuse
-// a misaligned pointer or a row length that is not a multiple of 16 bytes; the general path
-// serves every call. It is not declared `general`: an interface has one general implementation,
-// the CPU reference, and the CUDA paths order themselves by preferred_over (they never compete
-// with the CPU's, which run on another device). The launch is planned when the entry is built,
-// on its device, from the device's multiprocessor count.
+//   - <op>_warp_sm90: rows of up to 128 vectors, a logical warp per row;
+//   - <op>_shared_sm90 (LayerNorm, FusedAddRMSNorm): rows of 8 to 32 KB, a block per row, the
+//     row staged in shared memory;
+//   - <op>_block_sm90: rows of up to 4096 vectors, a block per row, the row in registers;
+//   - <op>_streaming_sm90: any 16-byte aligned rows, read in passes;
+//   - <op>_general_sm90: anything: misaligned pointers, odd row lengths;
+// each preferred over those below it (a vector is 16 bytes: 8 float16/bfloat16 or 4 float32
+// elements). The vector paths refuse a misaligned pointer or a row length that is not a multiple of
+// 16 bytes; the general path serves every call. It is not declared `general`: an interface has one
+// general implementation, the CPU reference, and the CUDA paths order themselves by preferred_over
+// (they never compete with the CPU's, which run on another device). The launch is planned when the
+// entry is built, on its device, from the device's multiprocessor count and shared memory.
 #pragma once
 
 #include <fmt/format.h>
@@ -33,6 +34,8 @@ constexpr std::string_view norm_path_name(NormPath path) {
   switch (path) {
     case NormPath::kWarp:
       return "warp";
+    case NormPath::kShared:
+      return "shared";
     case NormPath::kBlock:
       return "block";
     case NormPath::kStreaming:
@@ -53,10 +56,15 @@ inline std::string norm_key(std::string_view prefix, NormPath path) {
 template <class Impl, class I, NormOp kOp, NormPath kPath>
 class NormCudaKernel : public CudaKernel<Impl, I> {
  public:
+  // RMSNorm's rows are faster in registers than staged (Note [Staged rows]): it has no shared path.
+  static constexpr bool kHasSharedPath = kOp != NormOp::kRMS;
+
   static std::vector<std::string> preferred_over() {
     std::vector<std::string> keys;
-    for (NormPath later : {NormPath::kBlock, NormPath::kStreaming, NormPath::kGeneral})
-      if (later > kPath) keys.push_back(norm_key(Impl::kKeyPrefix, later));
+    for (NormPath later :
+         {NormPath::kShared, NormPath::kBlock, NormPath::kStreaming, NormPath::kGeneral})
+      if (later > kPath && (later != NormPath::kShared || kHasSharedPath))
+        keys.push_back(norm_key(Impl::kKeyPrefix, later));
     return keys;
   }
 
@@ -69,6 +77,13 @@ class NormCudaKernel : public CudaKernel<Impl, I> {
     if (kPath == NormPath::kWarp && vectors > kNormWarpVectors)
       return fmt::format("rows of {} elements are {} vectors; a warp holds {} in registers", call.n,
                          vectors, kNormWarpVectors);
+    if (kPath == NormPath::kShared && call.n * itemsize > kNormSharedRowBytes)
+      return fmt::format("rows of {} elements are {} bytes; this path stages rows of up to {}",
+                         call.n, call.n * itemsize, kNormSharedRowBytes);
+    if (kPath == NormPath::kShared && call.n * itemsize <= kNormSharedRowBytesAbove)
+      return fmt::format(
+          "rows of {} elements are {} bytes; the block path holds rows of up to {} bytes as fast",
+          call.n, call.n * itemsize, kNormSharedRowBytesAbove);
     if (kPath == NormPath::kBlock && vectors > kNormBlockVectors)
       return fmt::format("rows of {} elements are {} vectors; a block holds {} in registers",
                          call.n, vectors, kNormBlockVectors);
@@ -77,7 +92,8 @@ class NormCudaKernel : public CudaKernel<Impl, I> {
 
   explicit NormCudaKernel(const NormCall& call)
       : CudaKernel<Impl, I>(call),
-        launch_(plan_norm(kOp, kPath, call.dtype, call.n, device_facts(*call.device).sm_count)) {}
+        launch_(plan_norm(kOp, kPath, call.dtype, call.n, device_facts(*call.device).sm_count,
+                          device_facts(*call.device).smem_budget)) {}
 
  protected:
   // Launches on the call's stream; `elements` is x's element count.
@@ -151,6 +167,9 @@ class RMSNormGeneralSm90 final : public RMSNormCuda<RMSNormGeneralSm90, NormPath
 class LayerNormWarpSm90 final : public LayerNormCuda<LayerNormWarpSm90, NormPath::kWarp> {
   using LayerNormCuda::LayerNormCuda;
 };
+class LayerNormSharedSm90 final : public LayerNormCuda<LayerNormSharedSm90, NormPath::kShared> {
+  using LayerNormCuda::LayerNormCuda;
+};
 class LayerNormBlockSm90 final : public LayerNormCuda<LayerNormBlockSm90, NormPath::kBlock> {
   using LayerNormCuda::LayerNormCuda;
 };
@@ -164,6 +183,10 @@ class LayerNormGeneralSm90 final : public LayerNormCuda<LayerNormGeneralSm90, No
 
 class FusedAddRMSNormWarpSm90 final
     : public FusedAddRMSNormCuda<FusedAddRMSNormWarpSm90, NormPath::kWarp> {
+  using FusedAddRMSNormCuda::FusedAddRMSNormCuda;
+};
+class FusedAddRMSNormSharedSm90 final
+    : public FusedAddRMSNormCuda<FusedAddRMSNormSharedSm90, NormPath::kShared> {
   using FusedAddRMSNormCuda::FusedAddRMSNormCuda;
 };
 class FusedAddRMSNormBlockSm90 final

@@ -34,9 +34,25 @@ int round_up(std::int64_t value, int multiple) {
   return static_cast<int>((value + multiple - 1) / multiple * multiple);
 }
 
+// Rows a staged kernel copies per block (norm_staged_rows in norm_staged.cuh): x, the residual,
+// and for the few-rows variant the weight and LayerNorm's bias.
+int staged_rows(NormOp op, bool few_rows) {
+  const int inputs = op == NormOp::kFusedAddRMS ? 2 : 1;
+  const int weights = op == NormOp::kLayer ? 2 : 1;
+  return inputs + (few_rows ? weights : 0);
+}
+
+// Lets `kernel` take `bytes` of dynamic shared memory on the current device (beyond the default
+// 48 KB), once per entry when its launch is planned.
+void allow_shared_bytes(const void* kernel, int bytes) {
+  TILEOPS_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
 }  // namespace
 
-NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count) {
+NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count,
+                     std::int64_t smem_budget) {
   NormLaunch launch;
   launch.n = n;
   const std::int64_t vectors = n / vector_elements(dtype);
@@ -46,6 +62,16 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
       lanes = vectors <= kNarrowLanes * kNormVectorsPerLane ? kNarrowLanes : 32;
       launch.threads = kWarpBlockThreads;
       launch.rows_per_block = kWarpBlockThreads / lanes;
+      break;
+    case NormPath::kShared:
+      // Four vectors per thread and pass, as the block path holds, but no fewer than 256
+      // threads: the passes over shared memory are each thread's serial chain (rows of 4096
+      // 16-bit elements: 74-76% of the copy ceiling with 256 threads, 70% with 128).
+      launch.threads = std::clamp(
+          round_up((vectors + kNormVectorsPerLane - 1) / kNormVectorsPerLane, 32), 256, 1024);
+      launch.shared_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, false);
+      launch.persistent = false;
+      launch.row_per_block = true;
       break;
     case NormPath::kBlock:
       launch.threads = std::clamp(
@@ -60,16 +86,26 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
       break;
   }
   launch.kernel = kernel_for(op, path, dtype, lanes);
+  if (launch.shared_bytes > smem_budget)
+    throw CudaError("norm (cuda): rows of " + std::to_string(n) + " elements need " +
+                    std::to_string(launch.shared_bytes) + " bytes of shared memory per block; " +
+                    "the device has " + std::to_string(smem_budget));
+  if (launch.shared_bytes > 0) allow_shared_bytes(launch.kernel, launch.shared_bytes);
   int per_sm = 0;
-  TILEOPS_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, launch.kernel, launch.threads, 0));
+  TILEOPS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, launch.kernel, launch.threads, static_cast<std::size_t>(launch.shared_bytes)));
   if (per_sm <= 0)
     throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
                     " threads of this kernel does not fit on a multiprocessor");
   launch.max_blocks = per_sm * std::max(sm_count, 1);
-  if (path == NormPath::kBlock && op != NormOp::kLayer) {  // Note [Few rows] in norm.cuh
+  // Note [Few rows] in norm.cuh: two vectors per thread, the weights staged with the row.
+  const int few_rows_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, true);
+  if ((path == NormPath::kBlock || path == NormPath::kShared) && few_rows_bytes <= smem_budget) {
     launch.few_rows_kernel = kernel_for(op, path, dtype, lanes, true);
+    launch.few_rows_threads = std::clamp(round_up((vectors + 1) / 2, 32), 128, 1024);
+    launch.few_rows_shared_bytes = few_rows_bytes;
     launch.few_rows_below = std::max(sm_count, 1);
+    allow_shared_bytes(launch.few_rows_kernel, few_rows_bytes);
   }
   return launch;
 }
@@ -79,9 +115,9 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
 // resident from the start and walks its rows, so the weight a block loads once serves all of
 // them, and no block waits for a second wave. The rows are spread evenly: with W waves' worth of
 // row groups, the grid has ceil(groups / W) blocks, each taking W groups or one fewer.
-// The block path launches one block per row instead. Measured on the H200 (RMSNorm bfloat16,
-// bench/experiments/norm_variants.cu, 2026-12-01): [16384, 8192] 95.2% of the copy ceiling
-// against 86.3% persistent, [4096, 16384] 91.3% against 85.1%, [2048, 16384] 85.1% against
+// The block and shared paths launch one block per row instead. Measured on the H200 (RMSNorm
+// bfloat16, bench/experiments/norm_variants.cu, 2026-12-01): [16384, 8192] 95.2% of the copy
+// ceiling against 86.3% persistent, [4096, 16384] 91.3% against 85.1%, [2048, 16384] 85.1% against
 // 80.7%. A persistent block runs its rows in lockstep phases (load, barrier, store), so an SM's
 // few blocks leave DRAM idle between them; short-lived blocks are replaced as each one exits, and
 // the SMs mix loads of new rows with the stores of finished ones. Warp-path rows are too short
@@ -93,6 +129,11 @@ void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
   // Grid x is limited to 2^31 - 1 blocks; beyond that the blocks walk rows as the persistent
   // grid's do.
   const std::int64_t blocks = std::min<std::int64_t>((groups + waves - 1) / waves, 0x7fffffff);
+  // The staged kernel does not walk rows; its rows are at least 2 KB, so more rows than a grid
+  // holds would be 4 TB.
+  if (launch.row_per_block && t.rows > blocks)
+    throw CheckError("norm (cuda): " + std::to_string(t.rows) + " rows exceed the " +
+                     std::to_string(blocks) + " blocks a grid holds");
   NormParams params;
   params.x = t.x;
   params.residual = t.residual;
@@ -103,10 +144,12 @@ void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
   params.n = launch.n;
   params.eps = t.eps;
   void* args[] = {&params};
-  const void* kernel = t.rows < launch.few_rows_below ? launch.few_rows_kernel : launch.kernel;
-  TILEOPS_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)),
-                                      dim3(static_cast<unsigned>(launch.threads)), args, 0,
-                                      static_cast<cudaStream_t>(stream)));
+  const bool few_rows = t.rows < launch.few_rows_below;
+  TILEOPS_CUDA_CHECK(cudaLaunchKernel(
+      few_rows ? launch.few_rows_kernel : launch.kernel, dim3(static_cast<unsigned>(blocks)),
+      dim3(static_cast<unsigned>(few_rows ? launch.few_rows_threads : launch.threads)), args,
+      static_cast<std::size_t>(few_rows ? launch.few_rows_shared_bytes : launch.shared_bytes),
+      static_cast<cudaStream_t>(stream)));
   TILEOPS_CUDA_CHECK_LAUNCH();
 }
 

@@ -13,6 +13,7 @@ enum class NormOp { kRMS, kLayer, kFusedAddRMS };
 // The implementations of one norm op (Note [Norm kernels] in norm.cuh).
 enum class NormPath {
   kWarp,       // a logical warp of 8 or 32 lanes per row, the row in registers
+  kShared,     // a block per row, the row staged in shared memory (LayerNorm, FusedAddRMSNorm)
   kBlock,      // a block per row, the row in registers
   kStreaming,  // a block per row, the row read in passes (long rows)
   kGeneral,    // the streaming kernel one element at a time: any alignment, any length
@@ -27,23 +28,34 @@ inline constexpr int kNormVectorsPerLane = 4;
 // The longest row, in vectors, a path holds in registers: a warp of 32 lanes, a block of 1024.
 inline constexpr std::int64_t kNormWarpVectors = 32 * kNormVectorsPerLane;
 inline constexpr std::int64_t kNormBlockVectors = 1024 * kNormVectorsPerLane;
+// The rows the shared path stages, in bytes (Note [Staged rows]): longer than 8 KB (shorter ones
+// are as fast in registers) and up to 32 KB (longer ones leave too few blocks per multiprocessor);
+// the block path holds the others in registers.
+inline constexpr std::int64_t kNormSharedRowBytesAbove = 8 * 1024;
+inline constexpr std::int64_t kNormSharedRowBytes = 32 * 1024;
 
 // What an entry builds once, on its device (Note [Norm grid] in norm_launch.cu).
 struct NormLaunch {
   const void* kernel = nullptr;  // the instantiation for (op, path, dtype, lanes per row)
   int threads = 0;               // per block
+  int shared_bytes = 0;          // dynamic shared memory per block (the staged rows)
   int rows_per_block = 1;
-  int max_blocks = 0;      // blocks resident on the whole device at once
-  bool persistent = true;  // the grid sized to the device (else one block per row group)
-  // The block path's variant for calls of fewer than few_rows_below rows (Note [Few rows] in
-  // norm.cuh), or null.
+  int max_blocks = 0;          // blocks resident on the whole device at once
+  bool persistent = true;      // the grid sized to the device (else one block per row group)
+  bool row_per_block = false;  // the kernel serves one row per block and does not walk rows
+  // The variant of the block and shared paths for calls of fewer than few_rows_below rows (Note
+  // [Few rows] in norm.cuh), or null.
   const void* few_rows_kernel = nullptr;
+  int few_rows_threads = 0;
+  int few_rows_shared_bytes = 0;
   std::int64_t few_rows_below = 0;
   std::int64_t n = 0;
 };
 // Plans the launch of `path` for rows of `n` elements of `dtype` on the current device, which has
-// `sm_count` multiprocessors. The path must serve the call (its refusal said so).
-NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count);
+// `sm_count` multiprocessors and `smem_budget` bytes of opt-in shared memory per block. The path
+// must serve the call (its refusal said so).
+NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count,
+                     std::int64_t smem_budget);
 
 // The tensors of one call: device pointers to the dtype's elements; residual only for
 // kFusedAddRMS, bias only for kLayer; weight and bias may be null.

@@ -8,4 +8,6 @@ void launch_log_softmax_fwd(const SoftmaxLaunch& launch, DType dtype, const Soft
   reduction::launch_softmax_op<true>(launch, dtype, shape, x, out, scratch, stream);
 }
 
+void allow_log_softmax_staged(DType dtype) { reduction::allow_softmax_staged_op<true>(dtype); }
+
 }  // namespace tileops::kernels::cuda

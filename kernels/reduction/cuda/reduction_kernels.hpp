@@ -102,7 +102,16 @@ class SoftmaxCudaKernel : public CudaKernel<Impl, I> {
     }
   }
 
-  using CudaKernel<Impl, I>::CudaKernel;
+  explicit SoftmaxCudaKernel(const typename I::Call& call) : CudaKernel<Impl, I>(call) {
+    // The register path stages long rows in shared memory (Note [Staged rows]).
+    if constexpr (kPath == SoftmaxPath::kRegisters) {
+      if constexpr (kLog) {
+        allow_log_softmax_staged(call.dtype);
+      } else {
+        allow_softmax_staged(call.dtype);
+      }
+    }
+  }
 
   void forward(const KernelContext& ctx, const Tensor& x, std::int64_t dim, Tensor& out) override {
     SoftmaxShape shape;

@@ -8,4 +8,6 @@ void launch_softmax_fwd(const SoftmaxLaunch& launch, DType dtype, const SoftmaxS
   reduction::launch_softmax_op<false>(launch, dtype, shape, x, out, scratch, stream);
 }
 
+void allow_softmax_staged(DType dtype) { reduction::allow_softmax_staged_op<false>(dtype); }
+
 }  // namespace tileops::kernels::cuda

@@ -9,6 +9,7 @@
 #include "cuda/check.hpp"
 #include "kernels/reduction/cuda/softmax.cuh"
 #include "kernels/reduction/cuda/softmax_launch.hpp"
+#include "kernels/reduction/cuda/softmax_staged.cuh"
 #include "tileops/core/error.hpp"
 
 namespace tileops::kernels::cuda::reduction {
@@ -70,6 +71,12 @@ void launch_softmax_typed(const SoftmaxLaunch& l, const SoftmaxShape& s, const v
     case SoftmaxKernel::kRegisters:
       return l.vector ? launch_softmax_rows<kLog, T, kVector>(l, p, stream)
                       : launch_softmax_rows<kLog, T, 1>(l, p, stream);
+    case SoftmaxKernel::kStaged:
+      softmax_staged_kernel<kLog, T>
+          <<<dim3(static_cast<unsigned>(l.blocks)), dim3(static_cast<unsigned>(l.threads)),
+             static_cast<std::size_t>(l.shared_bytes), stream>>>(p);
+      TILEOPS_CUDA_CHECK_LAUNCH();
+      return;
     case SoftmaxKernel::kOnline:
       return l.vector ? launch_softmax_online<kLog, T, kVector>(l, p, stream)
                       : launch_softmax_online<kLog, T, 1>(l, p, stream);
@@ -84,6 +91,24 @@ void launch_softmax_typed(const SoftmaxLaunch& l, const SoftmaxShape& s, const v
       }
       return;
     }
+  }
+}
+
+template <bool kLog>
+void allow_softmax_staged_op(DType dtype) {
+  auto allow = [](const void* kernel) {
+    TILEOPS_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(kSoftmaxStagedMaxBytes)));
+  };
+  switch (dtype) {
+    case DType::kFloat16:
+      return allow(reinterpret_cast<const void*>(&softmax_staged_kernel<kLog, __half>));
+    case DType::kBFloat16:
+      return allow(reinterpret_cast<const void*>(&softmax_staged_kernel<kLog, __nv_bfloat16>));
+    case DType::kFloat32:
+      return allow(reinterpret_cast<const void*>(&softmax_staged_kernel<kLog, float>));
+    default:
+      return;  // no staged kernel: the launch refuses the dtype
   }
 }
 

@@ -34,13 +34,20 @@ constexpr std::int64_t softmax_register_capacity(DType dtype) {
   return 1024 * kSoftmaxVectorsPerLane * softmax_vector_elements(dtype);
 }
 
-enum class SoftmaxKernel { kNone, kRegisters, kOnline, kStrided };
+// Rows the register path stages in shared memory instead (Note [Staged rows] in
+// kernels/common/cuda/staged_rows.cuh): from 16 KB, or any row a block holds when there are fewer
+// rows than multiprocessors. The longest is the register path's capacity, 64 KB.
+inline constexpr std::int64_t kSoftmaxStagedFromBytes = 16 * 1024;
+inline constexpr std::int64_t kSoftmaxStagedMaxBytes = 64 * 1024;
+
+enum class SoftmaxKernel { kNone, kRegisters, kStaged, kOnline, kStrided };
 
 struct SoftmaxLaunch {
   SoftmaxKernel kernel = SoftmaxKernel::kNone;  // kNone: an empty tensor, nothing to launch
   bool vector = false;                          // 16-byte accesses (else one element at a time)
   int lanes = 0;                                // the register path: per row; 0: a block per row
   int threads = 0;
+  int shared_bytes = 0;  // dynamic shared memory per block (the staged row)
   std::int64_t blocks = 0;
   std::int64_t chunks = 1;          // chunks per row or strided axis (> 1: two kernels)
   std::int64_t chunk_accesses = 0;  // accesses (online) or steps (strided) per chunk
@@ -51,6 +58,11 @@ struct SoftmaxLaunch {
 // multiprocessors. A pointer alignment below 16 bytes is the general path's business; the vector
 // paths still run lengths that are no multiple of a vector one element at a time.
 SoftmaxLaunch plan_softmax(SoftmaxPath path, DType dtype, const SoftmaxShape& shape, int sm_count);
+
+// Let the staged kernel of softmax (log_softmax) for `dtype` take kSoftmaxStagedMaxBytes of shared
+// memory on the current device; once per entry, before its first launch.
+void allow_softmax_staged(DType dtype);
+void allow_log_softmax_staged(DType dtype);
 
 // Launches on `stream` (a cudaStream_t) of the current device, asynchronously; `scratch` holds
 // launch.scratch_bytes bytes in the stream's order.

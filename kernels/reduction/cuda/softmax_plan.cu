@@ -68,6 +68,19 @@ SoftmaxLaunch plan_softmax(SoftmaxPath path, DType dtype, const SoftmaxShape& sh
     }
     const std::int64_t rows_per_block = l.lanes > 0 ? l.threads / l.lanes : 1;
     l.blocks = std::min(ceil_div(shape.rows, rows_per_block), kMaxGrid);
+    // A block's row of 16 KB or more, or of a call of a few rows, is staged
+    // in shared memory; four vectors per thread and pass (one when few rows leave the SMs idle),
+    // no fewer than 128 threads (Note [Staged rows]).
+    const std::int64_t row_bytes = shape.length * static_cast<std::int64_t>(dtype_size(dtype));
+    if (l.lanes == 0 && l.vector && row_bytes <= kSoftmaxStagedMaxBytes && shape.rows <= kMaxGrid &&
+        (row_bytes >= kSoftmaxStagedFromBytes || shape.rows < sms)) {
+      const std::int64_t vectors = shape.length / vector;
+      const std::int64_t per_thread = shape.rows < sms ? 1 : kSoftmaxVectorsPerLane;
+      l.kernel = SoftmaxKernel::kStaged;
+      l.threads = static_cast<int>(
+          std::clamp<std::int64_t>(ceil_div(ceil_div(vectors, per_thread), 32) * 32, 128, 1024));
+      l.shared_bytes = static_cast<int>(row_bytes);
+    }
     return l;
   }
   l.kernel = SoftmaxKernel::kOnline;
