@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/common/cuda/reduce.cuh"
 #include "kernels/common/cuda/vec.cuh"
@@ -57,6 +58,24 @@ struct RowScale {
   float mean;
   float scale;
 };
+
+// A group of a row's elements (a Vec or an Access) normalised: (a - mean) * scale [* w] [+ b],
+// each element in float32 and rounded to T once; w and b are read only when weighted / biased.
+template <class G>
+__device__ __forceinline__ G normalized(const G& a, const G& w, const G& b, bool weighted,
+                                        bool biased, RowScale rs) {
+  using T = std::remove_cvref_t<decltype(a.v[0])>;
+  constexpr int kCount = static_cast<int>(sizeof(G::v) / sizeof(T));
+  G y;
+#pragma unroll
+  for (int e = 0; e < kCount; ++e) {
+    float value = (to_float(a.v[e]) - rs.mean) * rs.scale;
+    if (weighted) value *= to_float(w.v[e]);
+    if (biased) value += to_float(b.v[e]);
+    y.v[e] = from_float<T>(value);
+  }
+  return y;
+}
 
 // ---- Registers: a row per group of kThreads lanes (kThreads <= 32), or per block (0). ----
 
@@ -195,20 +214,12 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
       const int v = lane + j * lanes;
       if (!active || v >= n_vec) continue;
       const std::int64_t at = static_cast<std::int64_t>(v) * kN;
+      constexpr bool kMayBias = kKind == NormKind::kLayer;
       V w{}, b{};
       if (weight) w = load_vec(weight + at);
-      if constexpr (kKind == NormKind::kLayer)
-        if (bias) b = load_vec(bias + at);
-      V y;
-#pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        float value = (to_float(x[j].v[e]) - rs.mean) * rs.scale;
-        if (weight) value *= to_float(w.v[e]);
-        if constexpr (kKind == NormKind::kLayer)
-          if (bias) value += to_float(b.v[e]);
-        y.v[e] = from_float<T>(value);
-      }
-      store_vec_streaming(static_cast<T*>(p.out) + offset + at, y);
+      if (kMayBias && bias) b = load_vec(bias + at);
+      store_vec_streaming(static_cast<T*>(p.out) + offset + at,
+                          normalized(x[j], w, b, weight != nullptr, kMayBias && bias, rs));
     }
   }
 }
@@ -349,15 +360,7 @@ __global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
       A w, b;
       if (weight) w = A::load_ro(weight + i * kN);
       if (bias) b = A::load_ro(bias + i * kN);
-      A y;
-#pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        float value = (to_float(a.v[e]) - rs.mean) * rs.scale;
-        if (weight) value *= to_float(w.v[e]);
-        if (bias) value += to_float(b.v[e]);
-        y.v[e] = from_float<T>(value);
-      }
-      y.store(out + i * kN);
+      normalized(a, w, b, weight != nullptr, bias != nullptr, rs).store(out + i * kN);
     });
   }
 }

@@ -117,15 +117,8 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
     V w{}, b{};
     if (weight) w = kStageWeights ? row_weight[v] : load_vec(weight + v * kN);
     if (bias) b = kStageWeights ? row_bias[v] : load_vec(bias + v * kN);
-    V y;
-#pragma unroll
-    for (int e = 0; e < kN; ++e) {
-      float value = (to_float(a.v[e]) - rs.mean) * rs.scale;
-      if (weight) value *= to_float(w.v[e]);
-      if (bias) value += to_float(b.v[e]);
-      y.v[e] = from_float<T>(value);
-    }
-    store_vec_streaming(out + static_cast<std::int64_t>(v) * kN, y);
+    store_vec_streaming(out + static_cast<std::int64_t>(v) * kN,
+                        normalized(a, w, b, weight != nullptr, bias != nullptr, rs));
   });
 }
 
