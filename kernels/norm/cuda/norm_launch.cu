@@ -34,7 +34,7 @@ int round_up(std::int64_t value, int multiple) {
   return static_cast<int>((value + multiple - 1) / multiple * multiple);
 }
 
-// Rows a staged kernel copies per block (norm_staged_rows in norm_staged.cuh): x, the residual,
+// Rows a staged kernel (norm_staged.cuh) copies per block: x, the residual,
 // and for the few-rows variant the weight and LayerNorm's bias.
 int staged_rows(NormOp op, bool few_rows) {
   const int inputs = op == NormOp::kFusedAddRMS ? 2 : 1;

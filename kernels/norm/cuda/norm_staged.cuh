@@ -13,15 +13,6 @@
 
 namespace tileops::kernels::cuda {
 
-// Rows of T staged per block: x, the residual (fused op), and with kStageWeights the weight and
-// the bias (LayerNorm), whichever the call has. The launch sizes the dynamic shared memory so.
-template <NormKind kKind, bool kStageWeights>
-constexpr int norm_staged_rows() {
-  const int inputs = kKind == NormKind::kFusedAddRMS ? 2 : 1;
-  const int weights = kKind == NormKind::kLayer ? 2 : 1;
-  return inputs + (kStageWeights ? weights : 0);
-}
-
 // Each thread walks the vectors threadIdx.x + k * blockDim.x of a row.
 template <class F>
 __device__ __forceinline__ void for_each_row_vector(int vectors, F&& f) {
@@ -29,11 +20,13 @@ __device__ __forceinline__ void for_each_row_vector(int vectors, F&& f) {
   for (int v = static_cast<int>(threadIdx.x); v < vectors; v += static_cast<int>(blockDim.x)) f(v);
 }
 
-// kStageWeights: the weight and bias are copied with the block's first row, so that their trip to
-// memory overlaps the row's (a few rows: nothing else hides it); otherwise each pass reads them
-// through L1, where the other blocks of the multiprocessor left them.
-// One row per block: the grid covers the rows (a staged row is at least 2 KB, so 2^31 - 1 blocks
-// cover more rows than a device holds; launch_norm refuses more).
+// Shared memory holds the staged rows of T: x, the residual (fused op), and with kStageWeights the
+// weight and the bias (LayerNorm), whichever the call has; launch_norm sizes it so (staged_rows in
+// norm_launch.cu). kStageWeights: the weight and bias are copied with the block's row, so that
+// their trip to memory overlaps the row's (a few rows: nothing else hides it); otherwise each pass
+// reads them through L1, where the other blocks of the multiprocessor left them. One row per block:
+// the grid covers the rows (a staged row is at least 2 KB, so 2^31 - 1 blocks cover more rows than
+// a device holds; launch_norm refuses more).
 template <NormKind kKind, class T, bool kStageWeights>
 __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   using V = Vec<T>;
