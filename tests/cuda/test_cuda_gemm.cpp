@@ -267,6 +267,28 @@ TEST(CudaGemm, TuningTimesTheCandidatesRecordsTheChoiceAndAFreshEntryStartsTuned
   EXPECT_THAT(detail_of(later, "gemm"), ::testing::HasSubstr("tuned, from the tuning store"));
 }
 
+// Tuning copies the operands to time the candidates as a model runs them (Note [Tuning as
+// served]): the copies span padded leading dimensions and a transposed view exactly, the call's
+// operands are left as they were, and its output is the chosen algorithm's.
+TEST(CudaGemm, TuningOnPaddedViewsLeavesTheOperandsAndWritesTheProduct) {
+  TILEOPS_REQUIRE_CUDA();
+  const DType dtype = DType::kBFloat16;
+  const std::int64_t m = 72, k = 136, n = 200;
+  const Tensor a = random_gpu({m, k + 24}, dtype, next_seed())
+                       .as_strided(Shape{m, k}, Shape{k + 24, 1}, 0);  // ld = k + 24
+  const Tensor b = random_gpu({n, k + 8}, dtype, next_seed())
+                       .as_strided(Shape{k, n}, Shape{1, k + 8}, 0);  // column-major, ld = k + 8
+  const std::vector<double> a_before = values(a), b_before = values(b);
+  Tensor out = poisoned_gpu({m, n}, dtype);
+  GemmFwdOp op;
+  op.request_tune();
+  op(a, b, std::nullopt, CallOptions{out});
+  EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("(tuned"));
+  EXPECT_EQ(values(a), a_before);
+  EXPECT_EQ(values(b), b_before);
+  expect_product(Matrices{a_before, b_before, {}, values(out), m, k, n}, dtype);
+}
+
 // Which candidate wins tuning depends on the device, so the classic cuBLAS candidate (Note [The
 // classic cuBLAS candidate]) is pinned through the store: every choice is rewritten to it, and
 // fresh entries must serve calls with it, a batch with a broadcast operand and a call with bias

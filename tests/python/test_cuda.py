@@ -1,6 +1,7 @@
 """Calls on CUDA arrays (Note [Python streams] in python/src/streams.cpp): torch CUDA tensors in and
 out, outputs from torch's caching allocator, torch's current stream honoured, CUDA graph capture
-and replay (direct and compiled), CuPy arrays. The oracle is float64 written here.
+and replay (direct and compiled), CuPy arrays, JAX arrays on the GPU. The oracle is float64
+written here.
 
 Without a CUDA device these tests skip, unless TILEOPS_REQUIRE_GPU=1, which makes them fail.
 """
@@ -159,6 +160,28 @@ def test_cupy_arrays_in_and_out():
     x64, w64 = x_host.astype(np.float64), w_host.astype(np.float64)
     expected = x64 / np.sqrt((x64 ** 2).mean(axis=-1, keepdims=True) + 1e-6) * w64
     assert np.max(np.abs(cupy.asnumpy(y) - expected)) <= 1e-5 * max(1.0, np.abs(expected).max())
+
+
+def test_jax_gpu_arrays_in_and_out():
+    jax = pytest.importorskip("jax")
+    import numpy as np
+
+    try:
+        gpu = jax.devices("gpu")[0]
+    except RuntimeError:
+        pytest.skip("this JAX has no GPU backend (jaxlib without its CUDA plugin)")
+    op = tileops.RMSNormFwdOp([256], eps=1e-6)
+    rng = np.random.default_rng(8)
+    x_host = rng.standard_normal((5, 256)).astype(np.float32)
+    w_host = rng.standard_normal(256).astype(np.float32)
+    x, w = jax.device_put(x_host, gpu), jax.device_put(w_host, gpu)
+    y = op(x, w)
+    assert type(y).__module__.startswith("jax")
+    assert y.devices() == {gpu}
+    x64, w64 = x_host.astype(np.float64), w_host.astype(np.float64)
+    expected = x64 / np.sqrt((x64 ** 2).mean(axis=-1, keepdims=True) + 1e-6) * w64
+    assert np.max(np.abs(np.asarray(y) - expected)) <= 1e-5 * max(1.0, np.abs(expected).max())
+    assert np.array_equal(np.asarray(x), x_host)  # the input is read, never written
 
 
 def test_a_cuda_and_a_cpu_tensor_in_one_call_raise_the_ops_error():
