@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "bench/experiments/harness.cuh"
+#include "bench/experiments/norm_rows.cuh"
 #include "kernels/norm/cuda/norm.cuh"
 #include "kernels/reduction/cuda/softmax.cuh"
 
 using namespace tileops::kernels::cuda;
 namespace red = tileops::kernels::cuda::reduction;
 using T = __nv_bfloat16;
+using namespace experiments::norm_rows;
 using V = Vec<T>;
 constexpr int kN = V::kSize;
 
@@ -227,113 +229,6 @@ __global__ void __launch_bounds__(kThreads) bulk_softmax_kernel(red::SoftmaxPara
 }
 
 __global__ void empty_kernel() {}
-
-struct Shape {
-  long long rows;
-  int n;
-};
-
-struct Buffers {
-  std::vector<T*> x, residual, out, weight, bias;
-  std::vector<T> host_x, host_residual, host_weight, host_bias;
-};
-
-T* upload(const std::vector<T>& host) {
-  T* d;
-  CHECK(cudaMalloc(&d, host.size() * sizeof(T)));
-  CHECK(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
-std::vector<T> random_values(size_t count, unsigned seed, float lo, float hi) {
-  std::vector<T> v(count);
-  unsigned s = seed * 2654435761u + 12345u;
-  for (auto& e : v) {
-    s = s * 1664525u + 1013904223u;
-    e = experiments::float_to_bf16(lo + (hi - lo) * ((s >> 8) / 16777216.0f));
-  }
-  return v;
-}
-
-Buffers make(const Shape& s, int sets) {
-  Buffers b;
-  const size_t count = (size_t)s.rows * s.n;
-  b.host_x = random_values(count, 1, -2.0f, 3.0f);  // a mean away from zero
-  b.host_residual = random_values(count, 2, -1.0f, 1.0f);
-  b.host_weight = random_values(s.n, 3, 0.5f, 1.5f);
-  b.host_bias = random_values(s.n, 4, -0.5f, 0.5f);
-  for (int i = 0; i < sets; ++i) {
-    b.x.push_back(upload(b.host_x));
-    b.residual.push_back(upload(b.host_residual));
-    T* o;
-    CHECK(cudaMalloc(&o, count * sizeof(T)));
-    b.out.push_back(o);
-    b.weight.push_back(upload(b.host_weight));
-    b.bias.push_back(upload(b.host_bias));
-  }
-  return b;
-}
-
-void release(Buffers& b) {
-  for (auto* list : {&b.x, &b.residual, &b.out, &b.weight, &b.bias})
-    for (T* p : *list) CHECK(cudaFree(p));
-}
-
-NormParams params_of(const Shape& s, Buffers& b, int set) {
-  NormParams p;
-  p.x = b.x[set];
-  p.residual = b.residual[set];
-  p.weight = b.weight[set];
-  p.bias = b.bias[set];
-  p.out = b.out[set];
-  p.rows = s.rows;
-  p.n = s.n;
-  p.eps = 1e-5f;
-  return p;
-}
-
-// Max |out - reference| over the first rows of set 0, in units of the output's bfloat16 spacing
-// near the value (so 1 means one rounding step).
-template <NormKind kKind>
-double check(const Shape& s, Buffers& b) {
-  const long long rows = std::min<long long>(s.rows, 8);
-  std::vector<T> out((size_t)rows * s.n), res((size_t)rows * s.n);
-  CHECK(cudaMemcpy(out.data(), b.out[0], out.size() * sizeof(T), cudaMemcpyDeviceToHost));
-  using experiments::bf16_to_float;
-  double worst = 0;
-  for (long long r = 0; r < rows; ++r) {
-    std::vector<double> x(s.n);
-    for (int i = 0; i < s.n; ++i) {
-      const size_t at = (size_t)r * s.n + i;
-      x[i] = bf16_to_float(b.host_x[at]);
-      if (kKind == NormKind::kFusedAddRMS)  // the residual is rounded to bfloat16 first
-        x[i] = bf16_to_float(
-            experiments::float_to_bf16((float)(x[i] + bf16_to_float(b.host_residual[at]))));
-    }
-    double mean = 0, ss = 0;
-    if (kKind == NormKind::kLayer) {
-      for (double v : x) mean += v;
-      mean /= s.n;
-    }
-    for (double v : x) ss += (v - mean) * (v - mean);
-    const double scale = 1.0 / std::sqrt(ss / s.n + 1e-5);
-    for (int i = 0; i < s.n; ++i) {
-      double y = (x[i] - mean) * scale * bf16_to_float(b.host_weight[i]);
-      if (kKind == NormKind::kLayer) y += bf16_to_float(b.host_bias[i]);
-      const double got = bf16_to_float(out[(size_t)r * s.n + i]);
-      const double ulp = std::max(std::fabs(y), 1e-2) * (1.0 / 128);
-      worst = std::max(worst, std::fabs(got - y) / ulp);
-    }
-  }
-  return worst;
-}
-
-// The fused op updates the residual in place: set 0's goes back to the host values before the
-// launch that is checked.
-void reset_residual(Buffers& b) {
-  CHECK(cudaMemcpy(b.residual[0], b.host_residual.data(), b.host_residual.size() * sizeof(T),
-                   cudaMemcpyHostToDevice));
-}
 
 const char* kind_name(NormKind k) {
   return k == NormKind::kRMS ? "rms" : k == NormKind::kLayer ? "layer" : "fused_add_rms";

@@ -27,6 +27,7 @@
 #include <type_traits>
 
 #include "kernels/activation/cuda/activation_launch.hpp"
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/packed.cuh"
 #include "kernels/common/cuda/vec.cuh"
 
@@ -140,6 +141,7 @@ __global__ void __launch_bounds__(kActivationThreads, kActivationMinBlocks)
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
   constexpr std::int64_t kChunk = std::int64_t{kActivationThreads} * kActivationUnroll;
+  begin_dependent_kernel();
   for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
     const std::int64_t base = chunk * kChunk + threadIdx.x;
     uint4 v[kActivationUnroll];
@@ -168,6 +170,7 @@ __global__ void __launch_bounds__(kActivationThreads, kActivationMinBlocks)
   const T* x = static_cast<const T*>(p.x);
   T* out = static_cast<T*>(p.out);
   const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  begin_dependent_kernel();
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < p.numel; i += stride)
     out[i] = from_float<T>(activate_as<kKind, T>(to_float(x[i])));
@@ -186,6 +189,7 @@ __global__ void __launch_bounds__(kActivationThreads, (kGatedMinBlocks<kKind, T>
   const int group = static_cast<int>(threadIdx.x) >> p.lane_shift;
   const int groups = kActivationThreads >> p.lane_shift;
   const std::int64_t packs = p.n / kPack;
+  begin_dependent_kernel();
   for (std::int64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
     const std::int64_t row_block = tile / p.chunks_per_row;
     const std::int64_t chunk = tile - row_block * p.chunks_per_row;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/activation/cuda/activation.cuh"  // ActivationParams
 #include "kernels/activation/cuda/activation_launch.hpp"
 #include "tileops/core/error.hpp"
@@ -70,10 +71,10 @@ void launch_activation(const ActivationLaunch& launch, const Tensor& x, Tensor& 
   // One block per chunk (Note [Activation kernels]); the kernels loop past a grid's limit.
   blocks = std::clamp<std::int64_t>(blocks, 1, std::int64_t{0x7fffffff});
   void* args[] = {&p};
-  TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
-                                      dim3(kActivationThreads), args, 0,
-                                      static_cast<cudaStream_t>(stream)));
-  TILEOPS_CUDA_CHECK_LAUNCH();
+  // Launched to overlap the previous kernel (Note [Dependent launch]).
+  tileops::cuda::launch_dependent(launch.kernel, dim3(static_cast<unsigned>(blocks)),
+                                  dim3(kActivationThreads), args, 0,
+                                  static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace tileops::kernels::cuda

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/vec.cuh"
 
 namespace tileops::kernels::cuda {
@@ -54,6 +55,7 @@ __global__ void alibi_kernel(AlibiParams p) {
   const std::int64_t h_step = row_step / s, i_step = row_step % s;
   std::int64_t head = -1;
   float slope = 0.0f;
+  begin_dependent_kernel();
   for (std::int64_t row = first; row < rows; row += row_step) {
     if (h != head) {
       head = h;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/attention/cuda/alibi.cuh"
 #include "kernels/attention/cuda/alibi_launch.hpp"
 #include "tileops/core/error.hpp"
@@ -26,8 +27,9 @@ void launch(const AlibiParams& p, int max_blocks, cudaStream_t stream) {
   const int y = kThreads / x;
   const std::int64_t rows = p.heads * p.seq_len;
   const std::int64_t blocks = std::clamp<std::int64_t>((rows + y - 1) / y, 1, max_blocks);
-  alibi_kernel<T, kVector><<<dim3(static_cast<unsigned>(blocks)), dim3(x, y), 0, stream>>>(p);
-  TILEOPS_CUDA_CHECK_LAUNCH();
+  // Launched to overlap the previous kernel (Note [Dependent launch]).
+  tileops::cuda::launch_dependent(&alibi_kernel<T, kVector>, dim3(static_cast<unsigned>(blocks)),
+                                  dim3(x, y), 0, stream, p);
 }
 
 template <class T>

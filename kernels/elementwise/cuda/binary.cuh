@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/packed.cuh"
 #include "kernels/common/cuda/vec.cuh"
 #include "kernels/elementwise/binary_layout.hpp"
@@ -114,6 +115,7 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
   constexpr std::int64_t kChunk = std::int64_t{kBinaryThreads} * kBinaryUnroll;
+  begin_dependent_kernel();
   for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
     const std::int64_t base = chunk * kChunk + threadIdx.x;
     uint4 x[kBinaryUnroll], y[kBinaryUnroll];
@@ -176,6 +178,7 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
   const int group = static_cast<int>(threadIdx.x) >> p.lane_shift;
   const int groups = kBinaryThreads >> p.lane_shift;
   const std::int64_t packs = l.cols / kPack;
+  begin_dependent_kernel();
   for (std::int64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
     const std::int64_t row_block = tile / p.chunks_per_row;
     const std::int64_t chunk = tile - row_block * p.chunks_per_row;

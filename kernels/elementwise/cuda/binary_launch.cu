@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/elementwise/cuda/binary.cuh"  // BinaryParams
 #include "kernels/elementwise/cuda/binary_launch.hpp"
 #include "tileops/core/error.hpp"
@@ -78,10 +79,9 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
   // One block per chunk (Note [Binary kernels]); the kernels loop past a grid's limit.
   blocks = std::clamp<std::int64_t>(blocks, 1, kMaxGridBlocks);
   void* args[] = {&p};
-  TILEOPS_CUDA_CHECK(cudaLaunchKernel(launch.kernel, dim3(static_cast<unsigned>(blocks)),
-                                      dim3(kBinaryThreads), args, 0,
-                                      static_cast<cudaStream_t>(stream)));
-  TILEOPS_CUDA_CHECK_LAUNCH();
+  // Launched to overlap the previous kernel (Note [Dependent launch]).
+  tileops::cuda::launch_dependent(launch.kernel, dim3(static_cast<unsigned>(blocks)),
+                                  dim3(kBinaryThreads), args, 0, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace tileops::kernels::cuda

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/reduce.cuh"
 #include "kernels/common/cuda/vec.cuh"
 
@@ -124,6 +125,10 @@ __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) 
 // staged in shared memory with the row by the copy engine, two vectors per thread, 2.06 us. So the
 // block and shared paths launch norm_staged_kernel with the weights staged (norm_staged.cuh) for
 // calls of fewer rows than multiprocessors, and this kernel stays free of a few-rows variant.
+// Its block takes one vector per thread up to 512 threads (bench/experiments/dependent_launch.cu,
+// bench/results/2026-12-02-h200-dependent-launch.md; RMSNorm, dependent launch, rows of 4096 /
+// 8192 / 16384): 256 threads 1.83 / 2.22 / 2.98 us, 512 threads 1.83 / 2.15 / 2.77 us, 1024
+// threads 1.95 / 2.37 / 2.89 us; LayerNorm and FusedAddRMSNorm alike.
 template <NormKind kKind, class T, int kThreads, int kVpt>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;
@@ -140,6 +145,7 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
   const std::int64_t first =
       static_cast<std::int64_t>(blockIdx.x) * RowGroup<kThreads>::per_block();
   const float inv_n = 1.0f / static_cast<float>(p.n);
+  begin_dependent_kernel();
   for (std::int64_t base = first; base < p.rows; base += groups) {
     const std::int64_t row = base + RowGroup<kThreads>::index();
     const bool active = row < p.rows;
@@ -298,6 +304,7 @@ __global__ void __launch_bounds__(1024) norm_stream_kernel(NormParams p) {
   const float inv_n = 1.0f / static_cast<float>(p.n);
   const T* weight = static_cast<const T*>(p.weight);
   const T* bias = kKind == NormKind::kLayer ? static_cast<const T*>(p.bias) : nullptr;
+  begin_dependent_kernel();
   for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     const std::int64_t offset = row * p.n;
     const T* x = static_cast<const T*>(p.x) + offset;

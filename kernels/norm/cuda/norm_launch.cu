@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/norm/cuda/norm.cuh"  // NormParams
 #include "kernels/norm/cuda/norm_instances.hpp"
 #include "kernels/norm/cuda/norm_launch.hpp"
@@ -98,11 +99,12 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
     throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
                     " threads of this kernel does not fit on a multiprocessor");
   launch.max_blocks = per_sm * std::max(sm_count, 1);
-  // Note [Few rows] in norm.cuh: two vectors per thread, the weights staged with the row.
+  // Note [Few rows] in norm.cuh: one vector per thread up to 512 threads, the weights staged with
+  // the row.
   const int few_rows_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, true);
   if ((path == NormPath::kBlock || path == NormPath::kShared) && few_rows_bytes <= smem_budget) {
     launch.few_rows_kernel = kernel_for(op, path, dtype, lanes, true);
-    launch.few_rows_threads = std::clamp(round_up((vectors + 1) / 2, 32), 128, 1024);
+    launch.few_rows_threads = std::clamp(round_up(vectors, 32), 128, 512);
     launch.few_rows_shared_bytes = few_rows_bytes;
     launch.few_rows_below = std::max(sm_count, 1);
     allow_shared_bytes(launch.few_rows_kernel, few_rows_bytes);
@@ -145,12 +147,12 @@ void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
   params.eps = t.eps;
   void* args[] = {&params};
   const bool few_rows = t.rows < launch.few_rows_below;
-  TILEOPS_CUDA_CHECK(cudaLaunchKernel(
+  // Launched to overlap the previous kernel (Note [Dependent launch]).
+  tileops::cuda::launch_dependent(
       few_rows ? launch.few_rows_kernel : launch.kernel, dim3(static_cast<unsigned>(blocks)),
       dim3(static_cast<unsigned>(few_rows ? launch.few_rows_threads : launch.threads)), args,
       static_cast<std::size_t>(few_rows ? launch.few_rows_shared_bytes : launch.shared_bytes),
-      static_cast<cudaStream_t>(stream)));
-  TILEOPS_CUDA_CHECK_LAUNCH();
+      static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace tileops::kernels::cuda

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/reduce.cuh"
 #include "kernels/common/cuda/staged_rows.cuh"
 #include "kernels/common/cuda/vec.cuh"
@@ -46,6 +47,7 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   const std::int64_t offset = static_cast<std::int64_t>(blockIdx.x) * p.n;
   if (row_bytes == 0) return;
 
+  begin_dependent_kernel();
   if (threadIdx.x == 0) {
     stage_barrier_init(loaded);
     unsigned bytes = row_bytes * (kKind == NormKind::kFusedAddRMS ? 2u : 1u);

@@ -40,6 +40,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/vec.cuh"
 #include "kernels/reduction/cuda/combine.cuh"
 #include "kernels/reduction/cuda/pack.cuh"
@@ -121,6 +122,7 @@ __global__ void __launch_bounds__(kLanes > 0 ? 256 : 1024) softmax_rows_kernel(S
   const int lane = Lanes<kLanes>::lane();
   const auto accesses = static_cast<int>(p.length / kN);
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * Lanes<kLanes>::per_block();
+  begin_dependent_kernel();
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Lanes<kLanes>::per_block();
        first < p.rows; first += groups) {
     const std::int64_t row = first + Lanes<kLanes>::index();
@@ -228,6 +230,7 @@ __global__ void __launch_bounds__(1024) softmax_online_kernel(SoftmaxParams p) {
   __shared__ BlockScratch<MaxExpSum> scratch;
   const std::int64_t accesses = p.length / kN;
   const std::int64_t items = p.rows * p.chunks;
+  begin_dependent_kernel();
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const std::int64_t row = item / p.chunks;
     const std::int64_t begin = (item % p.chunks) * p.chunk_accesses;
@@ -249,6 +252,7 @@ __global__ void __launch_bounds__(1024) softmax_split_write_kernel(SoftmaxParams
   __shared__ BlockScratch<MaxExpSum> scratch;
   const std::int64_t accesses = p.length / kN;
   const std::int64_t items = p.rows * p.chunks;
+  begin_dependent_kernel();
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const std::int64_t row = item / p.chunks;
     const std::int64_t begin = (item % p.chunks) * p.chunk_accesses;
@@ -314,6 +318,7 @@ __global__ void __launch_bounds__(kStridedColumns* kStridedSteps)
   const std::int64_t items = p.rows * tiles * p.chunks;
   const int tx = static_cast<int>(threadIdx.x);
   const int ty = static_cast<int>(threadIdx.y);
+  begin_dependent_kernel();
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const StridedItem it(p, item);
     const bool active = it.column < p.inner;
@@ -361,6 +366,7 @@ __global__ void __launch_bounds__(kStridedColumns* kStridedSteps)
     softmax_strided_write_kernel(SoftmaxParams p) {
   const std::int64_t tiles = (p.inner + kStridedColumns - 1) / kStridedColumns;
   const std::int64_t items = p.rows * tiles * p.chunks;
+  begin_dependent_kernel();
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const StridedItem it(p, item);
     if (it.column >= p.inner) continue;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/reduction/cuda/softmax.cuh"
 #include "kernels/reduction/cuda/softmax_launch.hpp"
 #include "kernels/reduction/cuda/softmax_staged.cuh"
@@ -22,33 +23,34 @@ void launch_softmax_rows(const SoftmaxLaunch& l, const SoftmaxParams& p, cudaStr
   const dim3 block(static_cast<unsigned>(l.threads));
   switch (l.lanes) {
     case 8:
-      softmax_rows_kernel<kLog, T, kN, 8, kAccesses><<<grid, block, 0, stream>>>(p);
+      tileops::cuda::launch_dependent(&softmax_rows_kernel<kLog, T, kN, 8, kAccesses>, grid, block,
+                                      0, stream, p);
       break;
     case 32:
-      softmax_rows_kernel<kLog, T, kN, 32, kAccesses><<<grid, block, 0, stream>>>(p);
+      tileops::cuda::launch_dependent(&softmax_rows_kernel<kLog, T, kN, 32, kAccesses>, grid, block,
+                                      0, stream, p);
       break;
     default:
       // A block per row reads 16-byte vectors: rows read one element at a time would spill
       // registers, and the plan sends those longer than a warp holds to the online path.
       if constexpr (Pack<T, kN>::kVector) {
-        softmax_rows_kernel<kLog, T, kN, 0, kAccesses><<<grid, block, 0, stream>>>(p);
+        tileops::cuda::launch_dependent(&softmax_rows_kernel<kLog, T, kN, 0, kAccesses>, grid,
+                                        block, 0, stream, p);
       } else {
         throw CheckError("softmax (cuda): no block-per-row kernel reads one element at a time");
       }
       break;
   }
-  TILEOPS_CUDA_CHECK_LAUNCH();
 }
 
 template <bool kLog, class T, int kN>
 void launch_softmax_online(const SoftmaxLaunch& l, const SoftmaxParams& p, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(l.blocks));
   const dim3 block(static_cast<unsigned>(l.threads));
-  softmax_online_kernel<kLog, T, kN><<<grid, block, 0, stream>>>(p);
-  TILEOPS_CUDA_CHECK_LAUNCH();
+  tileops::cuda::launch_dependent(&softmax_online_kernel<kLog, T, kN>, grid, block, 0, stream, p);
   if (l.chunks > 1) {
-    softmax_split_write_kernel<kLog, T, kN><<<grid, block, 0, stream>>>(p);
-    TILEOPS_CUDA_CHECK_LAUNCH();
+    tileops::cuda::launch_dependent(&softmax_split_write_kernel<kLog, T, kN>, grid, block, 0,
+                                    stream, p);
   }
 }
 
@@ -72,10 +74,10 @@ void launch_softmax_typed(const SoftmaxLaunch& l, const SoftmaxShape& s, const v
       return l.vector ? launch_softmax_rows<kLog, T, kVector>(l, p, stream)
                       : launch_softmax_rows<kLog, T, 1>(l, p, stream);
     case SoftmaxKernel::kStaged:
-      softmax_staged_kernel<kLog, T>
-          <<<dim3(static_cast<unsigned>(l.blocks)), dim3(static_cast<unsigned>(l.threads)),
-             static_cast<std::size_t>(l.shared_bytes), stream>>>(p);
-      TILEOPS_CUDA_CHECK_LAUNCH();
+      tileops::cuda::launch_dependent(&softmax_staged_kernel<kLog, T>,
+                                      dim3(static_cast<unsigned>(l.blocks)),
+                                      dim3(static_cast<unsigned>(l.threads)),
+                                      static_cast<std::size_t>(l.shared_bytes), stream, p);
       return;
     case SoftmaxKernel::kOnline:
       return l.vector ? launch_softmax_online<kLog, T, kVector>(l, p, stream)
@@ -83,11 +85,10 @@ void launch_softmax_typed(const SoftmaxLaunch& l, const SoftmaxShape& s, const v
     case SoftmaxKernel::kStrided: {
       const dim3 grid(static_cast<unsigned>(l.blocks));
       const dim3 block(kStridedColumns, kStridedSteps);
-      softmax_strided_kernel<kLog, T><<<grid, block, 0, stream>>>(p);
-      TILEOPS_CUDA_CHECK_LAUNCH();
+      tileops::cuda::launch_dependent(&softmax_strided_kernel<kLog, T>, grid, block, 0, stream, p);
       if (l.chunks > 1) {
-        softmax_strided_write_kernel<kLog, T><<<grid, block, 0, stream>>>(p);
-        TILEOPS_CUDA_CHECK_LAUNCH();
+        tileops::cuda::launch_dependent(&softmax_strided_write_kernel<kLog, T>, grid, block, 0,
+                                        stream, p);
       }
       return;
     }

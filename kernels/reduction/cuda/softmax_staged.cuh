@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/staged_rows.cuh"
 #include "kernels/common/cuda/vec.cuh"
 #include "kernels/reduction/cuda/softmax.cuh"
@@ -28,6 +29,7 @@ __global__ void __launch_bounds__(1024) softmax_staged_kernel(SoftmaxParams p) {
   const int first = static_cast<int>(threadIdx.x);
   const int step = static_cast<int>(blockDim.x);
 
+  begin_dependent_kernel();
   if (threadIdx.x == 0) {
     stage_barrier_init(loaded);
     stage_barrier_expect(loaded, row_bytes);

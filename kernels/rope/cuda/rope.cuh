@@ -37,6 +37,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/kernel_check.cuh"
 #include "kernels/common/cuda/vec.cuh"
 
@@ -161,6 +162,7 @@ __global__ void __launch_bounds__(kRopeThreads) rope_kernel(RopeParams p) {
   const auto chunks = static_cast<Index>(p.chunks);
   const Index total = static_cast<Index>(p.tokens) * heads * chunks;
   const Index step = static_cast<Index>(gridDim.x) * kRopeThreads;
+  begin_dependent_kernel();
   for (Index i = static_cast<Index>(blockIdx.x) * kRopeThreads + threadIdx.x; i < total;
        i += step) {
     const Index chunk = i % chunks;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/rope/cuda/rope.cuh"
 #include "kernels/rope/cuda/rope_launch.hpp"
 #include "tileops/core/error.hpp"
@@ -23,12 +24,14 @@ template <class Path, class T, class I>
 void launch(const RopeParams& p, cudaStream_t stream) {
   const std::int64_t work = p.tokens * (p.q_heads + p.k_heads) * p.chunks;
   const auto blocks = static_cast<unsigned>(std::min(ceil_div(work, kRopeThreads), kMaxBlocks));
+  // Launched to overlap the previous kernel (Note [Dependent launch]).
   if (work < kNarrowIndexChunks) {
-    rope_kernel<Path, T, I, std::uint32_t><<<blocks, kRopeThreads, 0, stream>>>(p);
+    tileops::cuda::launch_dependent(&rope_kernel<Path, T, I, std::uint32_t>, dim3(blocks),
+                                    dim3(kRopeThreads), 0, stream, p);
   } else {
-    rope_kernel<Path, T, I, std::uint64_t><<<blocks, kRopeThreads, 0, stream>>>(p);
+    tileops::cuda::launch_dependent(&rope_kernel<Path, T, I, std::uint64_t>, dim3(blocks),
+                                    dim3(kRopeThreads), 0, stream, p);
   }
-  TILEOPS_CUDA_CHECK_LAUNCH();
 }
 
 template <class T, class I>

@@ -1,0 +1,49 @@
+// Launches with programmatic dependent launch (dependent_launch.hpp; Note [Dependent launch]).
+#include "cuda/dependent_launch.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "cuda/check.hpp"
+
+namespace tileops::cuda {
+namespace {
+
+bool read_pdl_env() noexcept {
+  const char* v = std::getenv("TILEOPS_PDL");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+std::atomic<bool>& pdl_flag() {
+  static std::atomic<bool> flag{read_pdl_env()};
+  return flag;
+}
+
+}  // namespace
+
+bool dependent_launch_enabled() noexcept { return pdl_flag().load(std::memory_order_relaxed); }
+
+void reload_dependent_launch_setting() noexcept {
+  pdl_flag().store(read_pdl_env(), std::memory_order_relaxed);
+}
+
+void launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
+                      std::size_t shared_bytes, cudaStream_t stream) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = shared_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = dependent_launch_enabled() ? 1 : 0;
+  TILEOPS_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));
+  TILEOPS_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace tileops::cuda
