@@ -80,6 +80,25 @@ TEST(CudaActivation, EveryDtypeAndShape) {
       }
 }
 
+// Note [Few blocks]: a call of fewer blocks than multiprocessors at four packs per thread takes one
+// pack per thread. Shapes on both sides of that bound: S - 1 and S blocks' worth of packs (S
+// multiprocessors), the elementwise ones with a tail of 5 elements past the last vector.
+TEST(CudaActivation, CallsOnBothSidesOfTheFewBlocksBound) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::int64_t sms = device_facts(gpu()).sm_count;
+  for (const Activation& a : kActivations)
+    for (DType dtype : {DType::kBFloat16, DType::kFloat32})
+      for (std::int64_t blocks : {sms - 1, sms}) {
+        const std::int64_t per_vector = 16 / static_cast<std::int64_t>(dtype_size(dtype));
+        // Gated: rows of 1024 vectors are one tile of 256 lanes each; elementwise: one run.
+        const Shape out =
+            a.gated ? Shape{blocks, 1024 * per_vector} : Shape{blocks * 256 * 4 * per_vector + 5};
+        SCOPED_TRACE(fmt::format("{} {} {} {}", a.prefix, a.form, dtype_name(dtype), out.str()));
+        const Tensor x = random_gpu(input_shape(a, out), dtype, next_seed(), 4.0);
+        EXPECT_EQ(check(a, x, out), key(a, "vector"));
+      }
+}
+
 TEST(CudaActivation, EmptyTensorsLaunchNothing) {
   TILEOPS_REQUIRE_CUDA();
   for (const Activation& a : kActivations)

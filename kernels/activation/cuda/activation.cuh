@@ -21,6 +21,14 @@
 // reciprocal too (gelu_erf_fast, activate's tanh branch): at full bandwidth an SM has ~31
 // instructions per bfloat16 element (4 elements per clock, 128 lanes issued per clock), and erff
 // alone took ~30 of them (SASS, CUDA 13), tanhf ~20; the fast forms take ~13 (erf) and ~6 (tanh).
+//
+// Note [Few blocks]
+// A call too small to give every multiprocessor a block at kActivationUnroll packs per thread
+// (decode: one row of 14336) is latency: each thread's loads go out together, but its packs are
+// computed one after another, and SiLU's 32 elements a thread took about 0.5 us more than a
+// multiply of the same row (1.66 against 1.18 us on the H200 with dependent launch,
+// bench/results/2026-12-02-h200-dependent-launch.md). Such a call takes one pack per thread
+// (ActivationParams::unroll = 1) in four times the blocks, all resident at once.
 #pragma once
 
 #include <cstdint>
@@ -54,6 +62,9 @@ struct ActivationParams {
   int lane_shift = 0;
   std::int64_t chunks_per_row = 1;
   std::int64_t tiles = 0;
+  // Packs (16-byte vectors or elements) per thread and chunk, 1 to kActivationUnroll (Note [Few
+  // blocks]).
+  int unroll = kActivationUnroll;
 };
 
 // The hardware exp2 and reciprocal (MUFU, about 2 ulp and 1 ulp; subnormal results flush to 0),
@@ -140,20 +151,20 @@ __global__ void __launch_bounds__(kActivationThreads, kActivationMinBlocks)
   const T* x = static_cast<const T*>(p.x);
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
-  constexpr std::int64_t kChunk = std::int64_t{kActivationThreads} * kActivationUnroll;
+  const std::int64_t chunk_vectors = std::int64_t{kActivationThreads} * p.unroll;
   begin_dependent_kernel();
-  for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
-    const std::int64_t base = chunk * kChunk + threadIdx.x;
+  for (std::int64_t chunk = blockIdx.x; chunk * chunk_vectors < vectors; chunk += gridDim.x) {
+    const std::int64_t base = chunk * chunk_vectors + threadIdx.x;
     uint4 v[kActivationUnroll];
 #pragma unroll
     for (int u = 0; u < kActivationUnroll; ++u) {
       const std::int64_t i = base + u * kActivationThreads;
-      if (i < vectors) v[u] = load_packed(x + i * kN);
+      if (u < p.unroll && i < vectors) v[u] = load_packed(x + i * kN);
     }
 #pragma unroll
     for (int u = 0; u < kActivationUnroll; ++u) {
       const std::int64_t i = base + u * kActivationThreads;
-      if (i < vectors)
+      if (u < p.unroll && i < vectors)
         store_packed(out + i * kN,
                      map_packed<T>(v[u], [](float g) { return activate_as<kKind, T>(g); }));
     }
@@ -198,12 +209,12 @@ __global__ void __launch_bounds__(kActivationThreads, (kGatedMinBlocks<kKind, T>
     const T* gate = x + row * 2 * p.n;
     const T* up = gate + p.n;
     T* out_row = out + row * p.n;
-    const std::int64_t first = chunk * (std::int64_t{lanes} * kActivationUnroll) + lane;
+    const std::int64_t first = chunk * (std::int64_t{lanes} * p.unroll) + lane;
     Pack g[kActivationUnroll], v[kActivationUnroll];
 #pragma unroll
     for (int u = 0; u < kActivationUnroll; ++u) {
       const std::int64_t i = first + std::int64_t{u} * lanes;
-      if (i < packs) {
+      if (u < p.unroll && i < packs) {
         if constexpr (kVector) {
           g[u] = load_packed(gate + i * kPack);
           v[u] = load_packed(up + i * kPack);
@@ -216,7 +227,7 @@ __global__ void __launch_bounds__(kActivationThreads, (kGatedMinBlocks<kKind, T>
 #pragma unroll
     for (int u = 0; u < kActivationUnroll; ++u) {
       const std::int64_t i = first + std::int64_t{u} * lanes;
-      if (i < packs) {
+      if (u < p.unroll && i < packs) {
         if constexpr (kVector)
           store_packed(out_row + i * kPack, map_packed<T>(g[u], v[u], [](float a, float b) {
                          return activate_as<kKind, T>(a) * b;

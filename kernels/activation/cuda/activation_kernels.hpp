@@ -48,7 +48,8 @@ class ActivationCudaKernel : public CudaKernel<Impl, I> {
 
   explicit ActivationCudaKernel(const ActivationCall& call)
       : CudaKernel<Impl, I>(call),
-        launch_(plan_activation(kind(call), kGated, kVector, call.dtype)) {}
+        launch_(plan_activation(kind(call), kGated, kVector, call.dtype,
+                                device_facts(*call.device).sm_count)) {}
 
   void forward(const KernelContext& ctx, const Tensor& x, Tensor& out) override {
     launch_activation(launch_, x, out, tileops::cuda::native_stream(ctx.stream));

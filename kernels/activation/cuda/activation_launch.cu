@@ -16,21 +16,22 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-// The gated kernels' tiling (Note [Activation kernels]).
+// The gated kernels' tiling (Note [Activation kernels]) with `p.unroll` packs per lane.
 void plan_rows(ActivationParams& p, std::int64_t pack) {
   const std::int64_t packs = p.n / pack;
-  const std::int64_t lanes_wanted = ceil_div(packs, kActivationUnroll);
+  const std::int64_t lanes_wanted = ceil_div(packs, p.unroll);
   int shift = 0;
   while ((std::int64_t{1} << shift) < lanes_wanted && (1 << shift) < kActivationThreads) ++shift;
   p.lane_shift = shift;
   const std::int64_t lanes = std::int64_t{1} << shift;
-  p.chunks_per_row = ceil_div(packs, lanes * kActivationUnroll);
+  p.chunks_per_row = ceil_div(packs, lanes * p.unroll);
   p.tiles = ceil_div(p.rows, kActivationThreads / lanes) * p.chunks_per_row;
 }
 
 }  // namespace
 
-ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, DType dtype) {
+ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, DType dtype,
+                                 int sm_count) {
   ActivationLaunch launch;
   launch.gated = gated;
   launch.vector = vector;
@@ -45,6 +46,7 @@ ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, D
   if (per_sm <= 0)
     throw CudaError("activation (cuda): a block of " + std::to_string(kActivationThreads) +
                     " threads does not fit on a multiprocessor");
+  launch.sm_count = std::max(sm_count, 1);
   return launch;
 }
 
@@ -57,14 +59,24 @@ void launch_activation(const ActivationLaunch& launch, const Tensor& x, Tensor& 
   p.numel = numel;
   const auto per_vector = 16 / static_cast<std::int64_t>(out.itemsize());
   std::int64_t blocks = 0;
+  // Note [Few blocks] in activation.cuh: a call that would give fewer blocks than the device has
+  // multiprocessors takes one pack per thread instead, in more blocks.
   if (launch.gated) {
     p.n = out.shape()[out.dim() - 1];
     p.rows = numel / p.n;
     plan_rows(p, launch.vector ? per_vector : 1);
+    if (p.tiles < launch.sm_count) {
+      p.unroll = 1;
+      plan_rows(p, launch.vector ? per_vector : 1);
+    }
     blocks = p.tiles;
   } else if (launch.vector) {
-    blocks =
-        ceil_div(ceil_div(numel, per_vector), std::int64_t{kActivationThreads} * kActivationUnroll);
+    const std::int64_t vectors = ceil_div(numel, per_vector);
+    blocks = ceil_div(vectors, std::int64_t{kActivationThreads} * kActivationUnroll);
+    if (blocks < launch.sm_count) {
+      p.unroll = 1;
+      blocks = ceil_div(vectors, kActivationThreads);
+    }
   } else {
     blocks = ceil_div(numel, kActivationThreads);
   }

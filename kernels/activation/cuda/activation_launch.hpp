@@ -15,9 +15,11 @@ struct ActivationLaunch {
   const void* kernel = nullptr;  // the instantiation for (kind, gated, vector, dtype)
   bool gated = false;            // out = act(x[..., :N]) * x[..., N:]
   bool vector = false;           // 16-byte vectors, else one element at a time
+  int sm_count = 1;              // multiprocessors of the entry's device
 };
-// Plans a kernel for `dtype` on the current device.
-ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, DType dtype);
+// Plans a kernel for `dtype` on the current device, which has `sm_count` multiprocessors.
+ActivationLaunch plan_activation(ActivationKind kind, bool gated, bool vector, DType dtype,
+                                 int sm_count);
 
 // Launches on `stream` (a cudaStream_t) of the current device; x and out contiguous, out of x's
 // shape (or, gated, x's with the last axis halved). An empty out launches nothing.
