@@ -44,6 +44,78 @@ void launch_with(const void* kernel, dim3 grid, dim3 block, std::size_t smem, cu
   CHECK(cudaLaunchKernelExC(&config, kernel, args));
 }
 
+// A decode row read straight into registers: kVpt vectors of x (and the residual, weight and
+// bias) per thread, all loads issued before the first reduction; no copy engine, no barrier in
+// shared memory.
+template <NormKind kKind, int kVpt>
+__global__ void __launch_bounds__(1024) direct_norm_kernel(NormParams p) {
+  using V = Vec<T>;
+  constexpr int kN = V::kSize;
+  __shared__ BlockSumStorage storage;
+  const int n_vec = static_cast<int>(p.n / kN);
+  const long long offset = static_cast<long long>(blockIdx.x) * p.n;
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+  const float inv_n = 1.0f / static_cast<float>(p.n);
+  begin_dependent_kernel();
+  V a[kVpt], w[kVpt], b[kVpt];
+#pragma unroll
+  for (int k = 0; k < kVpt; ++k) {
+    const int v = static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
+    if (v < n_vec) {
+      a[k] = load_vec_coherent(static_cast<const T*>(p.x) + offset + v * kN);
+      w[k] = load_vec(weight + v * kN);
+      if (kKind == NormKind::kLayer) b[k] = load_vec(bias + v * kN);
+      if (kKind == NormKind::kFusedAddRMS) {
+        T* residual = static_cast<T*>(p.residual) + offset + v * kN;
+        const V r = load_vec_coherent(residual);
+#pragma unroll
+        for (int e = 0; e < kN; ++e)
+          a[k].v[e] = from_float<T>(to_float(a[k].v[e]) + to_float(r.v[e]));
+      }
+    }
+  }
+  RowScale rs{0.0f, 0.0f};
+  float sum = 0.0f;
+#pragma unroll
+  for (int k = 0; k < kVpt; ++k) {
+    const int v = static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
+    if (v < n_vec) {
+      if (kKind == NormKind::kFusedAddRMS)
+        store_vec(static_cast<T*>(p.residual) + offset + v * kN, a[k]);
+#pragma unroll
+      for (int e = 0; e < kN; ++e) {
+        const float f = to_float(a[k].v[e]);
+        sum += kKind == NormKind::kLayer ? f : f * f;
+      }
+    }
+  }
+  if constexpr (kKind == NormKind::kLayer) {
+    rs.mean = block_sum(sum, storage) * inv_n;
+    float centered = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kVpt; ++k) {
+      const int v = static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
+      if (v < n_vec)
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float d = to_float(a[k].v[e]) - rs.mean;
+          centered += d * d;
+        }
+    }
+    rs.scale = rsqrtf(block_sum(centered, storage) * inv_n + p.eps);
+  } else {
+    rs.scale = rsqrtf(block_sum(sum, storage) * inv_n + p.eps);
+  }
+#pragma unroll
+  for (int k = 0; k < kVpt; ++k) {
+    const int v = static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
+    if (v < n_vec)
+      store_vec_streaming(static_cast<T*>(p.out) + offset + v * kN,
+                          normalized(a[k], w[k], b[k], true, kKind == NormKind::kLayer, rs));
+  }
+}
+
 const char* kind_name(NormKind k) {
   return k == NormKind::kRMS ? "rms" : k == NormKind::kLayer ? "layer" : "fused_add_rms";
 }
@@ -88,6 +160,25 @@ void staged(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threa
          threads);
 }
 
+// The direct kernel with `threads` threads, kVpt vectors each.
+template <NormKind kKind, int kVpt>
+void direct(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threads,
+            bool dependent) {
+  auto kernel = direct_norm_kernel<kKind, kVpt>;
+  auto run = [&](int set) {
+    NormParams p = params_of(s, b, set);
+    void* args[] = {&p};
+    launch_with(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(s.rows)),
+                dim3(threads), 0, stream, dependent, args);
+  };
+  reset_residual(b);
+  run(0);
+  CHECK(cudaStreamSynchronize(stream));
+  const double err = check<kKind>(s, b);
+  report(kind_name(kKind), kVpt == 1 ? "direct 1 vector" : "direct 2 vectors", s, dependent,
+         time_us(sets, stream, run), err, threads);
+}
+
 // The register kernel as the block path launches it for many rows: a block per row, four
 // vectors per thread.
 template <NormKind kKind>
@@ -126,12 +217,19 @@ int main() {
   for (const Shape s : {Shape{1, 4096}, Shape{1, 8192}, Shape{1, 16384}, Shape{32, 4096}}) {
     const int sets = sets_for(s);
     Buffers b = make(s, sets);
-    for (int threads : {256, 512, 1024}) {
-      for (bool dependent : {false, true}) {
-        staged<NormKind::kRMS>(s, b, sets, stream, threads, dependent);
-        staged<NormKind::kLayer>(s, b, sets, stream, threads, dependent);
-        staged<NormKind::kFusedAddRMS>(s, b, sets, stream, threads, dependent);
+    for (bool dependent : {false, true}) {
+      staged<NormKind::kRMS>(s, b, sets, stream, 512, dependent);
+      staged<NormKind::kLayer>(s, b, sets, stream, 512, dependent);
+      staged<NormKind::kFusedAddRMS>(s, b, sets, stream, 512, dependent);
+      const int vectors = s.n / 8;
+      if (vectors <= 1024) {
+        direct<NormKind::kRMS, 1>(s, b, sets, stream, vectors, dependent);
+        direct<NormKind::kLayer, 1>(s, b, sets, stream, vectors, dependent);
+        direct<NormKind::kFusedAddRMS, 1>(s, b, sets, stream, vectors, dependent);
       }
+      direct<NormKind::kRMS, 2>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
+      direct<NormKind::kLayer, 2>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
+      direct<NormKind::kFusedAddRMS, 2>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
     }
     release(b);
   }

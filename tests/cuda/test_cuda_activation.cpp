@@ -80,9 +80,10 @@ TEST(CudaActivation, EveryDtypeAndShape) {
       }
 }
 
-// Note [Few blocks]: a call of fewer blocks than multiprocessors at four packs per thread takes one
-// pack per thread. Shapes on both sides of that bound: S - 1 and S blocks' worth of packs (S
-// multiprocessors), the elementwise ones with a tail of 5 elements past the last vector.
+// Few blocks (Note [Few blocks] in activation.cuh): a call of fewer blocks than multiprocessors at
+// four packs per thread takes one pack per thread. Shapes on both sides of that bound: S - 1 and S
+// blocks' worth of packs (S multiprocessors), the elementwise ones with a tail of 5 elements past
+// the last vector.
 TEST(CudaActivation, CallsOnBothSidesOfTheFewBlocksBound) {
   TILEOPS_REQUIRE_CUDA();
   const std::int64_t sms = device_facts(gpu()).sm_count;

@@ -256,6 +256,46 @@ TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
         }
 }
 
+// Few rows (Note [Few rows] in norm.cuh): a block-path call of fewer rows than multiprocessors
+// reads rows of up to 2048 vectors into registers (one vector per thread for FusedAddRMSNorm's rows
+// of up to 1024, else two) and stages longer ones in shared memory. Lengths on both sides of each
+// bound, every op.
+TEST(CudaNorm, FewRowsOnBothSidesOfTheRegisterBound) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes) {
+    const std::int64_t per_vector = 16 / static_cast<std::int64_t>(dtype_size(dtype));
+    // 1024 and 1025 vectors, 2048 and 2049, and 3000 (the block path holds 4096).
+    for (std::int64_t vectors : {1024, 1025, 2048, 2049, 3000})
+      for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}}) {
+        const std::int64_t n = vectors * per_vector;
+        SCOPED_TRACE(fmt::format("{} n={} rows={}", dtype_name(dtype), n, rows));
+        {
+          EnvGuard force("TILEOPS_FORCE", "rms_norm_block_sm90");
+          RMSNormFwdOp op(Shape{n}, 1e-5);
+          run_and_check(
+              op,
+              {random_gpu({rows, n}, dtype, next_seed(), 3.0), random_gpu({n}, dtype, next_seed())},
+              CallOptions{poisoned_gpu({rows, n}, dtype)});
+        }
+        {
+          EnvGuard force("TILEOPS_FORCE", "layer_norm_block_sm90");
+          LayerNormFwdOp op(Shape{n}, 1e-5);
+          run_and_check(op,
+                        {random_gpu({rows, n}, dtype, next_seed(), 2.0),
+                         random_gpu({n}, dtype, next_seed()), random_gpu({n}, dtype, next_seed())},
+                        CallOptions{poisoned_gpu({rows, n}, dtype)});
+        }
+        EnvGuard force("TILEOPS_FORCE", "fused_add_rms_norm_block_sm90");
+        FusedAddRMSNormFwdOp op(1e-6);
+        run_and_check(
+            op,
+            {random_gpu({rows, n}, dtype, next_seed()), random_gpu({rows, n}, dtype, next_seed()),
+             random_gpu({n}, dtype, next_seed())},
+            CallOptions{poisoned_gpu({rows, n}, dtype)});
+      }
+  }
+}
+
 // Each implementation forced on shapes it claims, checked; a misaligned call it refuses fails
 // with its refusal.
 TEST(CudaNorm, EveryImplementationForced) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/norm/cuda/norm.cuh"
+#include "kernels/norm/cuda/norm_few_rows.cuh"
 #include "kernels/norm/cuda/norm_instances.hpp"
 #include "kernels/norm/cuda/norm_staged.cuh"
 #include "tileops/core/error.hpp"
@@ -11,7 +12,7 @@
 namespace tileops::kernels::cuda {
 
 template <NormKind K, class T>
-const void* norm_kernel(NormPath path, int lanes, bool few_rows) {
+const void* norm_kernel(NormPath path, int lanes, FewRows few_rows) {
   constexpr int kVpt = kNormVectorsPerLane;
   switch (path) {
     case NormPath::kWarp:
@@ -20,7 +21,16 @@ const void* norm_kernel(NormPath path, int lanes, bool few_rows) {
                  : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
     case NormPath::kShared:
     case NormPath::kBlock:
-      if (few_rows) return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, true>);
+      switch (few_rows) {
+        case FewRows::kNone:
+          break;
+        case FewRows::kOneVector:
+          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 1>);
+        case FewRows::kTwoVectors:
+          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 2>);
+        case FewRows::kStaged:
+          return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, true>);
+      }
       if (path == NormPath::kShared) {
         // RMSNorm has no shared path (Note [Staged rows]): no instantiation.
         if constexpr (K != NormKind::kRMS)
@@ -37,7 +47,7 @@ const void* norm_kernel(NormPath path, int lanes, bool few_rows) {
 }
 
 template <NormKind K>
-const void* norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows) {
+const void* norm_kernel(NormPath path, DType dtype, int lanes, FewRows few_rows) {
   switch (dtype) {
     case DType::kFloat16:
       return norm_kernel<K, __half>(path, lanes, few_rows);

@@ -1,7 +1,7 @@
 // The instantiated norm kernels, one function per op (norm_rms.cu, norm_layer.cu,
 // norm_fused_add.cu, compiled in parallel): the kernel of a path, dtype and lanes per row, as the
-// pointer cudaLaunchKernel takes; `few_rows` asks for the variant of the block and shared paths
-// for calls of a few rows (Note [Few rows] in norm.cuh). CheckError for a dtype outside float16,
+// pointer cudaLaunchKernel takes; `few_rows` asks for a kernel of the block and shared paths for
+// calls of a few rows (Note [Few rows] in norm.cuh). CheckError for a dtype outside float16,
 // bfloat16, float32.
 #pragma once
 
@@ -13,8 +13,11 @@ namespace tileops::kernels::cuda {
 // 128-element head norms: four rows per warp), else 32.
 inline constexpr int kNarrowLanes = 8;
 
-const void* rms_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows = false);
-const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows = false);
-const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows = false);
+const void* rms_norm_kernel(NormPath path, DType dtype, int lanes,
+                            FewRows few_rows = FewRows::kNone);
+const void* layer_norm_kernel(NormPath path, DType dtype, int lanes,
+                              FewRows few_rows = FewRows::kNone);
+const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes,
+                                      FewRows few_rows = FewRows::kNone);
 
 }  // namespace tileops::kernels::cuda

@@ -19,7 +19,8 @@ constexpr int kWarpBlockThreads = 256;
 constexpr int kStreamThreads = 512;
 constexpr int kGeneralThreads = 256;
 
-const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes, bool few_rows = false) {
+const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes,
+                       FewRows few_rows = FewRows::kNone) {
   switch (op) {
     case NormOp::kRMS:
       return rms_norm_kernel(path, dtype, lanes, few_rows);
@@ -48,6 +49,28 @@ int staged_rows(NormOp op, bool few_rows) {
 void allow_shared_bytes(const void* kernel, int bytes) {
   TILEOPS_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+}
+
+// Note [Few rows] in norm.cuh: rows of up to 2048 vectors in registers, one vector per thread
+// (FusedAddRMSNorm's rows of up to 1024 vectors) or two; longer rows staged in shared memory with
+// the weights, one vector per thread up to 512 threads, when they fit.
+void plan_few_rows(NormLaunch& launch, NormOp op, NormPath path, DType dtype,
+                   std::int64_t smem_budget) {
+  const std::int64_t n = launch.n;
+  const std::int64_t vectors = n / vector_elements(dtype);
+  if (vectors <= kNormFewRowsVectors) {
+    const bool one = op == NormOp::kFusedAddRMS && vectors <= kNormFewRowsVectors / 2;
+    launch.few_rows_kernel =
+        kernel_for(op, path, dtype, 0, one ? FewRows::kOneVector : FewRows::kTwoVectors);
+    launch.few_rows_threads = std::max(round_up(one ? vectors : (vectors + 1) / 2, 32), 32);
+    return;
+  }
+  const int bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, true);
+  if (bytes > smem_budget) return;
+  launch.few_rows_kernel = kernel_for(op, path, dtype, 0, FewRows::kStaged);
+  launch.few_rows_threads = std::clamp(round_up(vectors, 32), 128, 512);
+  launch.few_rows_shared_bytes = bytes;
+  allow_shared_bytes(launch.few_rows_kernel, bytes);
 }
 
 }  // namespace
@@ -99,16 +122,9 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
     throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
                     " threads of this kernel does not fit on a multiprocessor");
   launch.max_blocks = per_sm * std::max(sm_count, 1);
-  // Note [Few rows] in norm.cuh: one vector per thread up to 512 threads, the weights staged with
-  // the row.
-  const int few_rows_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, true);
-  if ((path == NormPath::kBlock || path == NormPath::kShared) && few_rows_bytes <= smem_budget) {
-    launch.few_rows_kernel = kernel_for(op, path, dtype, lanes, true);
-    launch.few_rows_threads = std::clamp(round_up(vectors, 32), 128, 512);
-    launch.few_rows_shared_bytes = few_rows_bytes;
-    launch.few_rows_below = std::max(sm_count, 1);
-    allow_shared_bytes(launch.few_rows_kernel, few_rows_bytes);
-  }
+  if (path == NormPath::kBlock || path == NormPath::kShared)
+    plan_few_rows(launch, op, path, dtype, smem_budget);
+  if (launch.few_rows_kernel != nullptr) launch.few_rows_below = std::max(sm_count, 1);
   return launch;
 }
 

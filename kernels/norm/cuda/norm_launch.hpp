@@ -19,6 +19,17 @@ enum class NormPath {
   kGeneral,    // the streaming kernel one element at a time: any alignment, any length
 };
 
+// The kernel of a block- or shared-path call of fewer rows than multiprocessors (Note [Few rows]
+// in norm.cuh).
+enum class FewRows {
+  kNone,        // the path's own kernel
+  kOneVector,   // norm_few_rows_kernel (norm_few_rows.cuh), one vector per thread
+  kTwoVectors,  // norm_few_rows_kernel, two vectors per thread
+  kStaged,      // norm_staged_kernel with the weights staged, for rows of more vectors
+};
+// The longest row, in vectors, norm_few_rows_kernel holds: two vectors in each of 1024 threads.
+inline constexpr std::int64_t kNormFewRowsVectors = 2 * 1024;
+
 // Elements of `dtype` in one 16-byte vector.
 constexpr std::int64_t vector_elements(DType dtype) {
   return 16 / static_cast<std::int64_t>(dtype_size(dtype));

@@ -3,7 +3,7 @@
 
 namespace tileops::kernels::cuda {
 
-const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, bool few_rows) {
+const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, FewRows few_rows) {
   return norm_kernel<NormKind::kLayer>(path, dtype, lanes, few_rows);
 }
 
