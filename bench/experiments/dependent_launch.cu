@@ -20,6 +20,7 @@
 #include "bench/experiments/norm_rows.cuh"
 #include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/norm/cuda/norm.cuh"
+#include "kernels/norm/cuda/norm_few_rows.cuh"
 #include "kernels/norm/cuda/norm_staged.cuh"
 
 using namespace tileops::kernels::cuda;
@@ -161,10 +162,10 @@ void staged(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threa
 }
 
 // The direct kernel with `threads` threads, kVpt vectors each.
-template <NormKind kKind, int kVpt>
+template <NormKind kKind, int kVpt, bool kLibrary = false>
 void direct(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threads,
             bool dependent) {
-  auto kernel = direct_norm_kernel<kKind, kVpt>;
+  auto kernel = kLibrary ? norm_few_rows_kernel<kKind, T, kVpt> : direct_norm_kernel<kKind, kVpt>;
   auto run = [&](int set) {
     NormParams p = params_of(s, b, set);
     void* args[] = {&p};
@@ -175,8 +176,9 @@ void direct(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threa
   run(0);
   CHECK(cudaStreamSynchronize(stream));
   const double err = check<kKind>(s, b);
-  report(kind_name(kKind), kVpt == 1 ? "direct 1 vector" : "direct 2 vectors", s, dependent,
-         time_us(sets, stream, run), err, threads);
+  const char* name = kLibrary ? (kVpt == 1 ? "library 1 vector" : "library 2 vectors")
+                              : (kVpt == 1 ? "direct 1 vector" : "direct 2 vectors");
+  report(kind_name(kKind), name, s, dependent, time_us(sets, stream, run), err, threads);
 }
 
 // The register kernel as the block path launches it for many rows: a block per row, four
@@ -217,7 +219,7 @@ int main() {
   for (const Shape s : {Shape{1, 4096}, Shape{1, 8192}, Shape{1, 16384}, Shape{32, 4096}}) {
     const int sets = sets_for(s);
     Buffers b = make(s, sets);
-    for (bool dependent : {false, true}) {
+    for (bool dependent : {true}) {
       staged<NormKind::kRMS>(s, b, sets, stream, 512, dependent);
       staged<NormKind::kLayer>(s, b, sets, stream, 512, dependent);
       staged<NormKind::kFusedAddRMS>(s, b, sets, stream, 512, dependent);
@@ -227,6 +229,13 @@ int main() {
         direct<NormKind::kLayer, 1>(s, b, sets, stream, vectors, dependent);
         direct<NormKind::kFusedAddRMS, 1>(s, b, sets, stream, vectors, dependent);
       }
+      if (vectors <= 1024) {
+        direct<NormKind::kRMS, 1, true>(s, b, sets, stream, vectors, dependent);
+        direct<NormKind::kLayer, 1, true>(s, b, sets, stream, vectors, dependent);
+        direct<NormKind::kFusedAddRMS, 1, true>(s, b, sets, stream, vectors, dependent);
+      }
+      direct<NormKind::kRMS, 2, true>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
+      direct<NormKind::kLayer, 2, true>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
       direct<NormKind::kRMS, 2>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
       direct<NormKind::kLayer, 2>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);
       direct<NormKind::kFusedAddRMS, 2>(s, b, sets, stream, std::min(1024, vectors / 2), dependent);

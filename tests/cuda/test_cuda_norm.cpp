@@ -257,9 +257,9 @@ TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
 }
 
 // Few rows (Note [Few rows] in norm.cuh): a block-path call of fewer rows than multiprocessors
-// reads rows of up to 2048 vectors into registers (one vector per thread for FusedAddRMSNorm's rows
-// of up to 1024, else two) and stages longer ones in shared memory. Lengths on both sides of each
-// bound, every op.
+// reads FusedAddRMSNorm's rows of up to 2048 vectors into registers (one vector per thread up to
+// 1024, else two) and stages the others in shared memory. Lengths on both sides of each bound,
+// every op.
 TEST(CudaNorm, FewRowsOnBothSidesOfTheRegisterBound) {
   TILEOPS_REQUIRE_CUDA();
   for (DType dtype : kFloatDTypes) {

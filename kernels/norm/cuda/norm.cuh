@@ -14,8 +14,9 @@
 //     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
 //   - staged (norm_staged_kernel in norm_staged.cuh): a block per row, the row copied into
 //     shared memory by the copy engine (Note [Staged rows]); LayerNorm's and FusedAddRMSNorm's
-//     rows of 8 to 32 KB, and block-per-row calls of a few rows longer than 2048 vectors (Note
-//     [Few rows]).
+//     rows of 8 to 32 KB, and block-per-row calls of a few rows (Note [Few rows]), but for
+//     FusedAddRMSNorm's rows of up to 2048 vectors, which norm_few_rows_kernel reads into
+//     registers.
 //   - streaming (norm_stream_kernel): rows too long for registers; a block per row reads the row
 //     twice (three times for LayerNorm), the later passes mostly from L2, which keeps the rows of
 //     the blocks in flight.
@@ -130,14 +131,18 @@ __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) 
 // bench/results/2026-12-02-h200-dependent-launch.md; RMSNorm, dependent launch, rows of 4096 /
 // 8192 / 16384): 256 threads 1.83 / 2.22 / 2.98 us, 512 threads 1.83 / 2.15 / 2.77 us, 1024
 // threads 1.95 / 2.37 / 2.89 us; LayerNorm and FusedAddRMSNorm alike.
-// With dependent launch the copy engine's trip became the larger part, and a block reading its
-// row straight into registers (norm_few_rows_kernel, every load issued before the reduction, at
-// most two vectors per thread so nothing spills) beat it at every length (same experiment, rows
-// of 4096 / 8192 / 16384, us): RMSNorm 1.88 / 2.18 / 2.80 staged, 1.63 / 1.89 / 2.43 with two
-// vectors per thread; LayerNorm 2.38 / 2.91 / 4.06 staged, 1.99 / 2.35 / 3.19; FusedAddRMSNorm
-// 2.10 / 2.66 / 3.61 staged, 1.70 / 2.13 with one vector per thread (2.15 / 2.50 with two), 3.21
-// with two at 16384. So rows of up to 2048 vectors take norm_few_rows_kernel, longer ones the
-// staged kernel.
+// With dependent launch, a block reading its row straight into registers (norm_few_rows_kernel,
+// every load issued before the reduction, at most two vectors per thread so nothing spills) beat
+// the staged kernel at every length in the experiment (rows of 4096 / 8192 / 16384, us): RMSNorm
+// 1.88 / 2.18 / 2.80 staged, 1.63 / 1.89 / 2.43 with two vectors per thread; LayerNorm 2.38 /
+// 2.91 / 4.06 staged, 1.99 / 2.35 / 3.19; FusedAddRMSNorm 2.10 / 2.66 / 3.61 staged, 1.70 / 2.13
+// with one vector per thread, 3.21 with two at 16384. In the library, `tileops bench` (llama
+// 8b / 70b / 405b decode rows) measured only FusedAddRMSNorm faster with it: 2.13 / 2.63 / 3.54
+// -> 2.08 / 2.50 / 3.38 us (b32: 2.45 -> 2.23), while RMSNorm went 1.90 / 2.17 / 2.79 -> 2.09 /
+// 2.43 / 3.01 and LayerNorm 2.37 / 2.89 / 3.95 -> 2.58 / 3.01 / 3.93; the staged kernel's
+// numbers agreed between the two harnesses, and the gap for the other two is not explained yet
+// (bench/results/2026-12-02-h200-dependent-launch.md). So FusedAddRMSNorm's rows of up to 2048
+// vectors take norm_few_rows_kernel, and every other few-rows call the staged kernel.
 template <NormKind kKind, class T, int kThreads, int kVpt>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;

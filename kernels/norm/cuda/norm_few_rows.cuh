@@ -1,6 +1,7 @@
 // The norm family's kernel for calls of a few rows of up to 2048 vectors (decode; Note [Few rows]
-// in norm.cuh): a block per row, each thread reading kVpt vectors of x, the residual, the weight
-// and the bias straight into registers, every load issued before the first reduction.
+// in norm.cuh; the library launches it for FusedAddRMSNorm): a block per row, each thread reading
+// kVpt vectors of x, the residual, the weight and the bias straight into registers, every load
+// issued before the first reduction.
 // Framework-free, like norm.cuh.
 #pragma once
 

@@ -24,10 +24,16 @@ const void* norm_kernel(NormPath path, int lanes, FewRows few_rows) {
       switch (few_rows) {
         case FewRows::kNone:
           break;
+        // Only FusedAddRMSNorm reads a few rows into registers (Note [Few rows]): no other
+        // instantiation.
         case FewRows::kOneVector:
-          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 1>);
+          if constexpr (K == NormKind::kFusedAddRMS)
+            return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 1>);
+          return nullptr;
         case FewRows::kTwoVectors:
-          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 2>);
+          if constexpr (K == NormKind::kFusedAddRMS)
+            return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 2>);
+          return nullptr;
         case FewRows::kStaged:
           return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, true>);
       }

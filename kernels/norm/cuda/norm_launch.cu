@@ -51,15 +51,15 @@ void allow_shared_bytes(const void* kernel, int bytes) {
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
-// Note [Few rows] in norm.cuh: rows of up to 2048 vectors in registers, one vector per thread
-// (FusedAddRMSNorm's rows of up to 1024 vectors) or two; longer rows staged in shared memory with
-// the weights, one vector per thread up to 512 threads, when they fit.
+// Note [Few rows] in norm.cuh: FusedAddRMSNorm's rows of up to 2048 vectors in registers, one
+// vector per thread up to 1024 vectors, else two; other rows staged in shared memory with the
+// weights, one vector per thread up to 512 threads, when they fit.
 void plan_few_rows(NormLaunch& launch, NormOp op, NormPath path, DType dtype,
                    std::int64_t smem_budget) {
   const std::int64_t n = launch.n;
   const std::int64_t vectors = n / vector_elements(dtype);
-  if (vectors <= kNormFewRowsVectors) {
-    const bool one = op == NormOp::kFusedAddRMS && vectors <= kNormFewRowsVectors / 2;
+  if (op == NormOp::kFusedAddRMS && vectors <= kNormFewRowsVectors) {
+    const bool one = vectors <= kNormFewRowsVectors / 2;
     launch.few_rows_kernel =
         kernel_for(op, path, dtype, 0, one ? FewRows::kOneVector : FewRows::kTwoVectors);
     launch.few_rows_threads = std::max(round_up(one ? vectors : (vectors + 1) / 2, 32), 32);

@@ -23,9 +23,9 @@ enum class NormPath {
 // in norm.cuh).
 enum class FewRows {
   kNone,        // the path's own kernel
-  kOneVector,   // norm_few_rows_kernel (norm_few_rows.cuh), one vector per thread
-  kTwoVectors,  // norm_few_rows_kernel, two vectors per thread
-  kStaged,      // norm_staged_kernel with the weights staged, for rows of more vectors
+  kOneVector,   // norm_few_rows_kernel (norm_few_rows.cuh), one vector per thread (FusedAddRMSNorm)
+  kTwoVectors,  // norm_few_rows_kernel, two vectors per thread (FusedAddRMSNorm)
+  kStaged,      // norm_staged_kernel with the weights staged
 };
 // The longest row, in vectors, norm_few_rows_kernel holds: two vectors in each of 1024 threads.
 inline constexpr std::int64_t kNormFewRowsVectors = 2 * 1024;

@@ -1,7 +1,7 @@
 // The norm family's staged kernel: a block per row, the row copied into shared memory by the copy
 // engine (Note [Staged rows] in kernels/common/cuda/staged_rows.cuh), then read there by each pass.
 // The shared path of LayerNorm and FusedAddRMSNorm, and the few-rows variant of the block and
-// shared paths of every norm op for rows longer than 2048 vectors (Note [Few rows] in norm.cuh).
+// shared paths (but FusedAddRMSNorm's rows of up to 2048 vectors; Note [Few rows] in norm.cuh).
 // Framework-free, like norm.cuh.
 #pragma once
 
