@@ -139,6 +139,26 @@ double time_us(int sets, cudaStream_t stream, Launch&& launch) {
                                        /*graph=*/true);
 }
 
+// Launches `kernel` (one block per row, `threads` threads, `smem` bytes of dynamic shared memory)
+// once and checks set 0 against the reference, then times it; prints a row and returns the time.
+template <NormKind kKind>
+double measure(const char* variant, const void* kernel, int threads, int smem, const Shape& s,
+               Buffers& b, int sets, cudaStream_t stream, bool dependent) {
+  auto run = [&](int set) {
+    NormParams p = params_of(s, b, set);
+    void* args[] = {&p};
+    launch_with(kernel, dim3(static_cast<unsigned>(s.rows)), dim3(threads), smem, stream, dependent,
+                args);
+  };
+  reset_residual(b);
+  run(0);
+  CHECK(cudaStreamSynchronize(stream));
+  const double err = check<kKind>(s, b);
+  const double us = time_us(sets, stream, run);
+  report(kind_name(kKind), variant, s, dependent, us, err, threads);
+  return us;
+}
+
 // The few-rows staged kernel (weights staged with the row) with `threads` threads.
 template <NormKind kKind>
 void staged(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threads,
@@ -147,38 +167,22 @@ void staged(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threa
   const int rows_staged = kKind == NormKind::kRMS ? 2 : 3;
   const int smem = rows_staged * s.n * static_cast<int>(sizeof(T));
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  auto run = [&](int set) {
-    NormParams p = params_of(s, b, set);
-    void* args[] = {&p};
-    launch_with(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(s.rows)),
-                dim3(threads), smem, stream, dependent, args);
-  };
-  reset_residual(b);
-  run(0);
-  CHECK(cudaStreamSynchronize(stream));
-  const double err = check<kKind>(s, b);
-  report(kind_name(kKind), "staged few-rows", s, dependent, time_us(sets, stream, run), err,
-         threads);
+  measure<kKind>("staged few-rows", reinterpret_cast<const void*>(kernel), threads, smem, s, b,
+                 sets, stream, dependent);
 }
 
-// The direct kernel with `threads` threads, kVpt vectors each.
+// A register kernel with `threads` threads, kVpt vectors each: this file's direct_norm_kernel, or
+// with kLibrary the library's norm_few_rows_kernel (norm_few_rows.cuh). The library measured its
+// kernel slower than this file measured direct_norm_kernel for RMSNorm and LayerNorm (Note [Few
+// rows]); the two side by side in one call are the next look.
 template <NormKind kKind, int kVpt, bool kLibrary = false>
 void direct(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int threads,
             bool dependent) {
   auto kernel = kLibrary ? norm_few_rows_kernel<kKind, T, kVpt> : direct_norm_kernel<kKind, kVpt>;
-  auto run = [&](int set) {
-    NormParams p = params_of(s, b, set);
-    void* args[] = {&p};
-    launch_with(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(s.rows)),
-                dim3(threads), 0, stream, dependent, args);
-  };
-  reset_residual(b);
-  run(0);
-  CHECK(cudaStreamSynchronize(stream));
-  const double err = check<kKind>(s, b);
   const char* name = kLibrary ? (kVpt == 1 ? "library 1 vector" : "library 2 vectors")
                               : (kVpt == 1 ? "direct 1 vector" : "direct 2 vectors");
-  report(kind_name(kKind), name, s, dependent, time_us(sets, stream, run), err, threads);
+  measure<kKind>(name, reinterpret_cast<const void*>(kernel), threads, 0, s, b, sets, stream,
+                 dependent);
 }
 
 // The register kernel as the block path launches it for many rows: a block per row, four
@@ -187,19 +191,9 @@ template <NormKind kKind>
 void registers(const Shape& s, Buffers& b, int sets, cudaStream_t stream, bool dependent) {
   auto kernel = norm_rows_kernel<kKind, T, 0, 4>;
   const int threads = std::clamp((s.n / 8 / 4 + 31) / 32 * 32, 32, 1024);
-  auto run = [&](int set) {
-    NormParams p = params_of(s, b, set);
-    void* args[] = {&p};
-    launch_with(reinterpret_cast<const void*>(kernel), dim3(static_cast<unsigned>(s.rows)),
-                dim3(threads), 0, stream, dependent, args);
-  };
-  reset_residual(b);
-  run(0);
-  CHECK(cudaStreamSynchronize(stream));
-  const double err = check<kKind>(s, b);
-  const double us = time_us(sets, stream, run);
+  const double us = measure<kKind>("registers", reinterpret_cast<const void*>(kernel), threads, 0,
+                                   s, b, sets, stream, dependent);
   const double streams = kKind == NormKind::kFusedAddRMS ? 4.0 : 2.0;
-  report(kind_name(kKind), "registers", s, dependent, us, err, threads);
   std::printf("%60s %.1f%% of 4.25 TB/s\n", "",
               streams * s.rows * s.n * sizeof(T) / us / 1e3 / 4250 * 100);
 }

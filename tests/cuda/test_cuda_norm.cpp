@@ -212,10 +212,21 @@ TEST(CudaNorm, TheSharedPathRefusesRowsOutsideItsStage) {
   }
 }
 
+// Runs `op` with the implementation `key` of `interface` forced (selection reads TILEOPS_FORCE at
+// the call) on `inputs` into a poisoned [rows, n] output; checks the output against the reference
+// and that `key` served the call.
+void run_forced(Op& op, const char* interface, const std::string& key,
+                const std::vector<std::optional<Tensor>>& inputs, std::int64_t rows, std::int64_t n,
+                DType dtype) {
+  EnvGuard force("TILEOPS_FORCE", key);
+  run_and_check(op, inputs, CallOptions{poisoned_gpu({rows, n}, dtype)});
+  EXPECT_EQ(only_key(op, interface), key);
+}
+
 // The block and shared paths launch one kernel for calls of fewer rows than the device has
-// multiprocessors (the row and the weights staged in shared memory) and another for more (Note
-// [Few rows] in kernels/norm/cuda/norm.cuh): both, forced, with every combination of affine
-// tensors LayerNorm takes.
+// multiprocessors (the row read into registers or staged in shared memory with the weights) and
+// another for more (Note [Few rows] in kernels/norm/cuda/norm.cuh): both, forced, with every
+// combination of affine tensors LayerNorm takes.
 TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
   TILEOPS_REQUIRE_CUDA();
   const std::int64_t many = 2 * device_facts(gpu()).sm_count + 7;
@@ -225,34 +236,26 @@ TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
         for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}, many}) {
           SCOPED_TRACE(fmt::format("{} {} n={} rows={}", path, dtype_name(dtype), n, rows));
           if (std::string(path) == "block") {
-            EnvGuard force("TILEOPS_FORCE", "rms_norm_block_sm90");
             RMSNormFwdOp op(Shape{n}, 1e-5);
-            run_and_check(op,
-                          {random_gpu({rows, n}, dtype, next_seed(), 3.0),
-                           random_gpu({n}, dtype, next_seed())},
-                          CallOptions{poisoned_gpu({rows, n}, dtype)});
-            EXPECT_EQ(only_key(op, "rms_norm"), "rms_norm_block_sm90");
+            run_forced(op, "rms_norm", "rms_norm_block_sm90",
+                       {random_gpu({rows, n}, dtype, next_seed(), 3.0),
+                        random_gpu({n}, dtype, next_seed())},
+                       rows, n, dtype);
           }
           for (int affine = 0; affine < 4; ++affine) {  // none, weight, bias, both
-            const std::string key = fmt::format("layer_norm_{}_sm90", path);
-            EnvGuard force("TILEOPS_FORCE", key);
             LayerNormFwdOp op(Shape{n}, 1e-5);
             std::optional<Tensor> w, b;
             if (affine & 1) w = random_gpu({n}, dtype, next_seed());
             if (affine & 2) b = random_gpu({n}, dtype, next_seed());
-            run_and_check(op, {random_gpu({rows, n}, dtype, next_seed(), 2.0), w, b},
-                          CallOptions{poisoned_gpu({rows, n}, dtype)});
-            EXPECT_EQ(only_key(op, "layer_norm"), key);
+            run_forced(op, "layer_norm", fmt::format("layer_norm_{}_sm90", path),
+                       {random_gpu({rows, n}, dtype, next_seed(), 2.0), w, b}, rows, n, dtype);
           }
-          const std::string key = fmt::format("fused_add_rms_norm_{}_sm90", path);
-          EnvGuard force("TILEOPS_FORCE", key);
           FusedAddRMSNormFwdOp op(1e-6);
-          run_and_check(
-              op,
+          run_forced(
+              op, "fused_add_rms_norm", fmt::format("fused_add_rms_norm_{}_sm90", path),
               {random_gpu({rows, n}, dtype, next_seed()), random_gpu({rows, n}, dtype, next_seed()),
                random_gpu({n}, dtype, next_seed())},
-              CallOptions{poisoned_gpu({rows, n}, dtype)});
-          EXPECT_EQ(only_key(op, "fused_add_rms_norm"), key);
+              rows, n, dtype);
         }
 }
 
@@ -269,29 +272,21 @@ TEST(CudaNorm, FewRowsOnBothSidesOfTheRegisterBound) {
       for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}}) {
         const std::int64_t n = vectors * per_vector;
         SCOPED_TRACE(fmt::format("{} n={} rows={}", dtype_name(dtype), n, rows));
-        {
-          EnvGuard force("TILEOPS_FORCE", "rms_norm_block_sm90");
-          RMSNormFwdOp op(Shape{n}, 1e-5);
-          run_and_check(
-              op,
-              {random_gpu({rows, n}, dtype, next_seed(), 3.0), random_gpu({n}, dtype, next_seed())},
-              CallOptions{poisoned_gpu({rows, n}, dtype)});
-        }
-        {
-          EnvGuard force("TILEOPS_FORCE", "layer_norm_block_sm90");
-          LayerNormFwdOp op(Shape{n}, 1e-5);
-          run_and_check(op,
-                        {random_gpu({rows, n}, dtype, next_seed(), 2.0),
-                         random_gpu({n}, dtype, next_seed()), random_gpu({n}, dtype, next_seed())},
-                        CallOptions{poisoned_gpu({rows, n}, dtype)});
-        }
-        EnvGuard force("TILEOPS_FORCE", "fused_add_rms_norm_block_sm90");
-        FusedAddRMSNormFwdOp op(1e-6);
-        run_and_check(
-            op,
-            {random_gpu({rows, n}, dtype, next_seed()), random_gpu({rows, n}, dtype, next_seed()),
-             random_gpu({n}, dtype, next_seed())},
-            CallOptions{poisoned_gpu({rows, n}, dtype)});
+        RMSNormFwdOp rms(Shape{n}, 1e-5);
+        run_forced(
+            rms, "rms_norm", "rms_norm_block_sm90",
+            {random_gpu({rows, n}, dtype, next_seed(), 3.0), random_gpu({n}, dtype, next_seed())},
+            rows, n, dtype);
+        LayerNormFwdOp layer(Shape{n}, 1e-5);
+        run_forced(layer, "layer_norm", "layer_norm_block_sm90",
+                   {random_gpu({rows, n}, dtype, next_seed(), 2.0),
+                    random_gpu({n}, dtype, next_seed()), random_gpu({n}, dtype, next_seed())},
+                   rows, n, dtype);
+        FusedAddRMSNormFwdOp fused(1e-6);
+        run_forced(fused, "fused_add_rms_norm", "fused_add_rms_norm_block_sm90",
+                   {random_gpu({rows, n}, dtype, next_seed()),
+                    random_gpu({rows, n}, dtype, next_seed()), random_gpu({n}, dtype, next_seed())},
+                   rows, n, dtype);
       }
   }
 }
