@@ -25,6 +25,7 @@ struct Shape {
 
 struct Buffers {
   std::vector<T*> x, residual, out, weight, bias;
+  std::vector<T*> pools;  // make_pooled's allocations; the lists above point into them
   std::vector<T> host_x, host_residual, host_weight, host_bias;
 };
 
@@ -43,6 +44,15 @@ inline std::vector<T> random_values(size_t count, unsigned seed, float lo, float
     e = experiments::float_to_bf16(lo + (hi - lo) * ((s >> 8) / 16777216.0f));
   }
   return v;
+}
+
+inline void release(Buffers& b) {
+  if (!b.pools.empty()) {
+    for (T* p : b.pools) CHECK(cudaFree(p));
+    return;
+  }
+  for (auto* list : {&b.x, &b.residual, &b.out, &b.weight, &b.bias})
+    for (T* p : *list) CHECK(cudaFree(p));
 }
 
 inline Buffers make(const Shape& s, int sets) {
@@ -64,9 +74,30 @@ inline Buffers make(const Shape& s, int sets) {
   return b;
 }
 
-inline void release(Buffers& b) {
-  for (auto* list : {&b.x, &b.residual, &b.out, &b.weight, &b.bias})
-    for (T* p : *list) CHECK(cudaFree(p));
+// The same sets laid out as `tileops bench` lays them out (Note [CUDA bench] in
+// tools/bench_cuda.cpp): each operand's sets in one allocation of its own, 256-byte aligned.
+inline Buffers make_pooled(const Shape& s, int sets) {
+  Buffers b = make(s, 1);
+  release(b);
+  b.x.clear(), b.residual.clear(), b.out.clear(), b.weight.clear(), b.bias.clear();
+  auto pool = [&](std::vector<T*>& list, const std::vector<T>* host, size_t count) {
+    const size_t stride = (count * sizeof(T) + 255) / 256 * 256;
+    char* base;
+    CHECK(cudaMalloc(&base, stride * sets));
+    b.pools.push_back(reinterpret_cast<T*>(base));
+    for (int i = 0; i < sets; ++i) {
+      T* at = reinterpret_cast<T*>(base + stride * i);
+      if (host) CHECK(cudaMemcpy(at, host->data(), count * sizeof(T), cudaMemcpyHostToDevice));
+      list.push_back(at);
+    }
+  };
+  const size_t count = (size_t)s.rows * s.n;
+  pool(b.x, &b.host_x, count);
+  pool(b.residual, &b.host_residual, count);
+  pool(b.out, nullptr, count);
+  pool(b.weight, &b.host_weight, s.n);
+  pool(b.bias, &b.host_bias, s.n);
+  return b;
 }
 
 inline NormParams params_of(const Shape& s, Buffers& b, int set) {

@@ -31,17 +31,24 @@ void reload_dependent_launch_setting() noexcept {
 }
 
 void launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
-                      std::size_t shared_bytes, cudaStream_t stream) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+                      std::size_t shared_bytes, cudaStream_t stream, unsigned cluster_blocks) {
+  cudaLaunchAttribute attributes[2]{};
+  unsigned count = 0;
+  if (dependent_launch_enabled()) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster_blocks > 1) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count++].val.clusterDim = {cluster_blocks, 1, 1};
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = shared_bytes;
   config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = dependent_launch_enabled() ? 1 : 0;
+  config.attrs = attributes;
+  config.numAttrs = count;
   TILEOPS_CUDA_CHECK(cudaLaunchKernelExC(&config, kernel, args));
   TILEOPS_CUDA_CHECK_LAUNCH();
 }

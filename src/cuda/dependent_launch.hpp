@@ -36,11 +36,12 @@ bool dependent_launch_enabled() noexcept;
 // Reads TILEOPS_PDL again (a test that sets it for a while, then restores it).
 void reload_dependent_launch_setting() noexcept;
 
-// cudaLaunchKernel with the programmatic stream serialization attribute when enabled; raises
+// cudaLaunchKernel with the programmatic stream serialization attribute when enabled, and in
+// clusters of `cluster_blocks` blocks along x when above 1 (grid.x a multiple of it); raises
 // CudaError (with the launch check) on failure. `kernel` must call begin_dependent_kernel()
 // before touching global memory.
 void launch_dependent(const void* kernel, dim3 grid, dim3 block, void** args,
-                      std::size_t shared_bytes, cudaStream_t stream);
+                      std::size_t shared_bytes, cudaStream_t stream, unsigned cluster_blocks = 1);
 
 // The same for a kernel taking one parameter block by value (the kernels of the norm, softmax,
 // elementwise, activation, RoPE and ALiBi families).

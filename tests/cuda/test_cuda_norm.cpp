@@ -224,9 +224,9 @@ void run_forced(Op& op, const char* interface, const std::string& key,
 }
 
 // The block and shared paths launch one kernel for calls of fewer rows than the device has
-// multiprocessors (the row read into registers or staged in shared memory with the weights) and
-// another for more (Note [Few rows] in kernels/norm/cuda/norm.cuh): both, forced, with every
-// combination of affine tensors LayerNorm takes.
+// multiprocessors (the row split over a cluster of blocks) and another for more (Note [Few rows] in
+// kernels/norm/cuda/norm.cuh): both, forced, with every combination of affine tensors LayerNorm
+// takes.
 TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
   TILEOPS_REQUIRE_CUDA();
   const std::int64_t many = 2 * device_facts(gpu()).sm_count + 7;
@@ -260,16 +260,18 @@ TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
 }
 
 // Few rows (Note [Few rows] in norm.cuh): a block-path call of fewer rows than multiprocessors
-// reads FusedAddRMSNorm's rows of up to 2048 vectors into registers (one vector per thread up to
-// 1024, else two) and stages the others in shared memory. Lengths on both sides of each bound,
-// every op.
-TEST(CudaNorm, FewRowsOnBothSidesOfTheRegisterBound) {
+// splits each row over a cluster of 1 to 8 blocks, fewer as the rows grow, never fewer than hold
+// the row at 1024 vectors a block. Lengths on both sides of each split (a block of about 128
+// vectors, LayerNorm's 256 and 512), lengths that leave the last block of a cluster short or
+// empty, and row counts that shrink the cluster; every op, every dtype.
+TEST(CudaNorm, FewRowsAcrossClusterSizes) {
   TILEOPS_REQUIRE_CUDA();
+  const std::int64_t most = device_facts(gpu()).sm_count - 1;
   for (DType dtype : kFloatDTypes) {
     const std::int64_t per_vector = 16 / static_cast<std::int64_t>(dtype_size(dtype));
-    // 1024 and 1025 vectors, 2048 and 2049, and 3000 (the block path holds 4096).
-    for (std::int64_t vectors : {1024, 1025, 2048, 2049, 3000})
-      for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}}) {
+    for (std::int64_t vectors : {1, 33, 128, 129, 257, 512, 513, 1000, 1025, 2049, 4095, 4096})
+      for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}, std::int64_t{40}, most}) {
+        if (rows == most && vectors != 4095) continue;  // one length at the most rows
         const std::int64_t n = vectors * per_vector;
         SCOPED_TRACE(fmt::format("{} n={} rows={}", dtype_name(dtype), n, rows));
         RMSNormFwdOp rms(Shape{n}, 1e-5);

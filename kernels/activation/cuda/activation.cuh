@@ -152,6 +152,9 @@ __global__ void __launch_bounds__(kActivationThreads, kActivationMinBlocks)
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
   const std::int64_t chunk_vectors = std::int64_t{kActivationThreads} * p.unroll;
+  // The block's first chunk, asked for while the previous kernel runs (Note [Prefetch before the
+  // wait] in dependent_launch.cuh).
+  if (threadIdx.x == 0) prefetch_vectors_l2(x, blockIdx.x * chunk_vectors, chunk_vectors, vectors);
   begin_dependent_kernel();
   for (std::int64_t chunk = blockIdx.x; chunk * chunk_vectors < vectors; chunk += gridDim.x) {
     const std::int64_t base = chunk * chunk_vectors + threadIdx.x;
@@ -200,6 +203,18 @@ __global__ void __launch_bounds__(kActivationThreads, (kGatedMinBlocks<kKind, T>
   const int group = static_cast<int>(threadIdx.x) >> p.lane_shift;
   const int groups = kActivationThreads >> p.lane_shift;
   const std::int64_t packs = p.n / kPack;
+  // Lane 0 of each group asks for its row's gate and up packs of the block's first tile while the
+  // previous kernel runs (Note [Prefetch before the wait] in dependent_launch.cuh).
+  if (kVector && lane == 0 && blockIdx.x < p.tiles) {
+    const std::int64_t row_block = blockIdx.x / p.chunks_per_row;
+    const std::int64_t row = row_block * groups + group;
+    const std::int64_t chunk = blockIdx.x - row_block * p.chunks_per_row;
+    const std::int64_t span = std::int64_t{lanes} * p.unroll;
+    if (row < p.rows) {
+      prefetch_vectors_l2(x + row * 2 * p.n, chunk * span, span, packs);
+      prefetch_vectors_l2(x + row * 2 * p.n + p.n, chunk * span, span, packs);
+    }
+  }
   begin_dependent_kernel();
   for (std::int64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
     const std::int64_t row_block = tile / p.chunks_per_row;

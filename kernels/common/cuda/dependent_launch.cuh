@@ -2,6 +2,8 @@
 // src/cuda/dependent_launch.hpp). Framework-free, like vec.cuh; sm_90 and later.
 #pragma once
 
+#include <cstdint>
+
 namespace tileops::kernels::cuda {
 
 // Every thread of a kernel launched by launch_dependent calls this before its first read or
@@ -11,6 +13,35 @@ namespace tileops::kernels::cuda {
 __device__ __forceinline__ void begin_dependent_kernel() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+// Note [Prefetch before the wait]
+// What a dependent kernel's blocks can do while the previous kernel still runs, before
+// begin_dependent_kernel(): ask for their operands in L2. A prefetch writes nothing and L2 is
+// where every kernel's stores land, so it is correct even for lines the previous kernel is still
+// writing (those are then fetched again or hit its fresh copy); what it buys is the DRAM latency
+// of the cold operands, taken while the previous kernel runs instead of after it. A decode-sized
+// call is that latency: measured on the H200 (bench/experiments/dependent_launch.cu,
+// bench/results/2026-12-02-h200-decode-prefetch.md, rows of 4096 bfloat16 rotated beyond the L2),
+// a kernel that reads a row and a weight and writes the product takes 1.14 us, 0.91 us with both
+// prefetched; RMSNorm 1.62 -> 1.30 us. Prefetching only the weights (which a real previous
+// kernel does not write, while it usually has just written the row into L2) saves 0.05-0.1 us of
+// that: the rest is the benchmark's cold rows, which in a model would be warm already.
+
+// Asks for `bytes` from `p` (16-byte aligned, a multiple of 16, above 0) to be brought into L2,
+// without waiting for them (cp.async.bulk.prefetch, sm_90).
+__device__ __forceinline__ void prefetch_l2(const void* p, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
+}
+
+// prefetch_l2 of the 16-byte vectors [first, first + count) of `vectors` (all of them when fewer
+// remain): what one thread of a block asks for before the wait, for the block's first chunk of an
+// elementwise kernel. Nothing when the range is empty.
+__device__ __forceinline__ void prefetch_vectors_l2(const void* vectors, std::int64_t first,
+                                                    std::int64_t count, std::int64_t total) {
+  if (first >= total) return;
+  const std::int64_t n = count < total - first ? count : total - first;
+  prefetch_l2(static_cast<const char*>(vectors) + first * 16, static_cast<std::uint32_t>(n * 16));
 }
 
 }  // namespace tileops::kernels::cuda

@@ -115,6 +115,12 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
   T* out = static_cast<T*>(p.out);
   const std::int64_t vectors = p.numel / kN;
   constexpr std::int64_t kChunk = std::int64_t{kBinaryThreads} * kBinaryUnroll;
+  // The block's first chunk, asked for while the previous kernel runs (Note [Prefetch before the
+  // wait] in dependent_launch.cuh).
+  if (threadIdx.x == 0) {
+    prefetch_vectors_l2(a, blockIdx.x * kChunk, kChunk, vectors);
+    prefetch_vectors_l2(b, blockIdx.x * kChunk, kChunk, vectors);
+  }
   begin_dependent_kernel();
   for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
     const std::int64_t base = chunk * kChunk + threadIdx.x;

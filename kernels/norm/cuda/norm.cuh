@@ -14,9 +14,9 @@
 //     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
 //   - staged (norm_staged_kernel in norm_staged.cuh): a block per row, the row copied into
 //     shared memory by the copy engine (Note [Staged rows]); LayerNorm's and FusedAddRMSNorm's
-//     rows of 8 to 32 KB, and block-per-row calls of a few rows (Note [Few rows]), but for
-//     FusedAddRMSNorm's rows of up to 2048 vectors, which norm_few_rows_kernel reads into
-//     registers.
+//     rows of 8 to 32 KB.
+//   - few rows (norm_few_rows_kernel in norm_few_rows.cuh): block- and shared-path calls of fewer
+//     rows than multiprocessors (Note [Few rows]), each row split over a cluster of blocks.
 //   - streaming (norm_stream_kernel): rows too long for registers; a block per row reads the row
 //     twice (three times for LayerNorm), the later passes mostly from L2, which keeps the rows of
 //     the blocks in flight.
@@ -119,30 +119,37 @@ __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) 
 // nothing), because the warp's shuffles need every lane.
 // Note [Few rows]
 // A call of fewer rows than the device has multiprocessors (decode) is latency, not bandwidth: the
-// row's trip to memory, then the weight's if it is read after the reduction. Measured on the H200
-// (bench/experiments/norm_variants.cu and norm_bulk.cu, RMSNorm bfloat16 [1, 4096], inputs and
-// weight rotated beyond the L2, against 0.51 us for an empty kernel): the weight read after the
-// reduction 3.65 us; loaded into registers with the row 3.02 us (a register variant of this
-// kernel, which spilled under the 1024-thread bound, and for LayerNorm's bias too: 7.62 us);
-// staged in shared memory with the row by the copy engine, two vectors per thread, 2.06 us. So the
-// block and shared paths launch norm_staged_kernel with the weights staged (norm_staged.cuh) for
-// calls of fewer rows than multiprocessors, and this kernel stays free of a few-rows variant.
-// Its block takes one vector per thread up to 512 threads (bench/experiments/dependent_launch.cu,
-// bench/results/2026-12-02-h200-dependent-launch.md; RMSNorm, dependent launch, rows of 4096 /
-// 8192 / 16384): 256 threads 1.83 / 2.22 / 2.98 us, 512 threads 1.83 / 2.15 / 2.77 us, 1024
-// threads 1.95 / 2.37 / 2.89 us; LayerNorm and FusedAddRMSNorm alike.
-// With dependent launch, a block reading its row straight into registers (norm_few_rows_kernel,
-// every load issued before the reduction, at most two vectors per thread so nothing spills) beat
-// the staged kernel at every length in the experiment (rows of 4096 / 8192 / 16384, us): RMSNorm
-// 1.88 / 2.18 / 2.80 staged, 1.63 / 1.89 / 2.43 with two vectors per thread; LayerNorm 2.38 /
-// 2.91 / 4.06 staged, 1.99 / 2.35 / 3.19; FusedAddRMSNorm 2.10 / 2.66 / 3.61 staged, 1.70 / 2.13
-// with one vector per thread, 3.21 with two at 16384. In the library, `tileops bench` (llama
-// 8b / 70b / 405b decode rows) measured only FusedAddRMSNorm faster with it: 2.13 / 2.63 / 3.54
-// -> 2.08 / 2.50 / 3.38 us (b32: 2.45 -> 2.23), while RMSNorm went 1.90 / 2.17 / 2.79 -> 2.09 /
-// 2.43 / 3.01 and LayerNorm 2.37 / 2.89 / 3.95 -> 2.58 / 3.01 / 3.93; the staged kernel's
-// numbers agreed between the two harnesses, and the gap for the other two is not explained yet
-// (bench/results/2026-12-02-h200-dependent-launch.md). So FusedAddRMSNorm's rows of up to 2048
-// vectors take norm_few_rows_kernel, and every other few-rows call the staged kernel.
+// trip to memory of the row and the weights, the reductions, the store. The block and shared
+// paths launch norm_few_rows_kernel (norm_few_rows.cuh) for it: each row split over a cluster of
+// blocks, one 16-byte vector per thread, every load issued before the first reduction, the blocks'
+// partial sums exchanged through distributed shared memory, and each block's operands prefetched
+// into L2 before the dependent wait (Note [Prefetch before the wait] in dependent_launch.cuh).
+// Splitting the row shortens what one multiprocessor must read (the time grew by 0.3 us per 16 KB
+// of row on one block); the exchange costs a cluster barrier per reduction. Measured on the H200
+// (bench/experiments/dependent_launch.cu, bench/results/2026-12-02-h200-decode-prefetch.md,
+// bfloat16 rows of 4096 / 8192 / 16384 rotated beyond the L2, dependent launch, us):
+//
+//   kernel                         RMSNorm             LayerNorm           FusedAddRMSNorm
+//   staged, weights staged (was)   1.87 / 2.18 / 2.80  2.37 / 2.90 / 4.04  2.11 / 2.65 / 3.61
+//   one block, registers           1.62 / 1.90 / 2.43  1.97 / 2.34 / 3.18  1.70 / 2.14 / 3.21
+//   the same, prefetch             1.30 / 1.56 / 2.14  1.68 / 2.05 / 2.86  1.68 / 2.03 / 2.85
+//   cluster of 4, prefetch         1.31 / 1.39 / 1.59  1.88 / 1.98 / 2.30  1.42 / 1.60 / 1.84
+//   cluster of 8, prefetch         1.34 / 1.37 / 1.44  2.01 / 2.03 / 2.14  1.45 / 1.48 / 1.65
+//
+// (An empty kernel: 0.41 us.) The library's kernel (the cluster size a template parameter, the
+// row's length and the affine tensors checked at run time), same harness, us:
+//
+//   cluster of                     1                   4                   8
+//   RMSNorm, rows of 4096 / 8192   1.38 / 1.81         1.41 / 1.48         1.45 / 1.48
+//   LayerNorm                      1.81 / 2.43         2.03 / 2.17         2.17 / 2.19
+//   FusedAddRMSNorm                1.65 / 2.09         1.65 / 1.70         1.67 / 1.68
+//   rows of 16384 (R / L / F)                          1.75 / 2.60 / 2.06  1.56 / 2.36 / 1.81
+//
+// So rows of up to 512 vectors take one block, longer ones blocks of about 128 vectors, at most
+// 8. At 32 rows of 4096 every cluster lost to one block per row (RMSNorm 1.48 us alone, 1.77 in
+// clusters of 4), so the cluster shrinks as the rows grow (few_rows_cluster in norm_launch.cu).
+// The prototypes stay 0.1-0.2 us faster at 4096 (they assume exact slices and a weight); the
+// staged few-rows kernel and the register kernel without the split are gone.
 template <NormKind kKind, class T, int kThreads, int kVpt>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;

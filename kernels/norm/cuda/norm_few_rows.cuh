@@ -1,9 +1,10 @@
-// The norm family's kernel for calls of a few rows of up to 2048 vectors (decode; Note [Few rows]
-// in norm.cuh; the library launches it for FusedAddRMSNorm): a block per row, each thread reading
-// kVpt vectors of x, the residual, the weight and the bias straight into registers, every load
-// issued before the first reduction.
+// The norm family's kernel for calls of fewer rows than multiprocessors (decode; Note [Few rows]
+// in norm.cuh): each row split over a cluster of blocks, one vector per thread in registers, the
+// blocks' partial sums exchanged through distributed shared memory.
 // Framework-free, like norm.cuh.
 #pragma once
+
+#include <cooperative_groups.h>
 
 #include <cstdint>
 
@@ -14,84 +15,116 @@
 
 namespace tileops::kernels::cuda {
 
-// One row per block (the grid covers the rows: fewer than the device's multiprocessors); a row of
-// at most blockDim.x * kVpt vectors (launch_norm sizes the block so). Thread t holds the vectors
-// t + k * blockDim.x, k < kVpt.
-template <NormKind kKind, class T, int kVpt>
+// The most blocks a row is split over: the portable cluster size.
+inline constexpr int kNormMaxClusterBlocks = 8;
+
+// The sum of `value` over the blocks of the cluster, in every thread: each block writes its value
+// into its slot of every block's `slots`, one cluster barrier (release / acquire), then each block
+// adds its own slots. No block reads another's memory, so none has to wait before it exits.
+template <int kCluster>
+__device__ __forceinline__ float cluster_sum(float value, float* slots) {
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x < kCluster)
+    *cluster.map_shared_rank(&slots[cluster.block_rank()], threadIdx.x) = value;
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
+                   : "memory");
+  float total = 0.0f;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) total += slots[r];
+  return total;
+}
+
+// A row per cluster of kCluster blocks (1 to kNormMaxClusterBlocks, the launch's cluster size; the
+// grid is rows * kCluster blocks): block r holds the row's vectors [r * S, (r + 1) * S), S =
+// ceil(vectors / kCluster), one per thread (blockDim.x >= S). The cluster size is a template
+// parameter: with it read at run time (%cluster_nctarank) the same kernel measured 0.2-0.3 us
+// slower in clusters of 2 to 8 (bench/results/2026-12-02-h200-decode-prefetch.md). Before the
+// dependent wait, thread 0 prefetches the block's part of every operand into L2 (Note [Prefetch
+// before the wait] in dependent_launch.cuh) and a cluster's blocks announce that they run (the
+// arrive that the wait before the first remote write completes: a block's shared memory may be
+// written only once it runs).
+template <NormKind kKind, class T, int kCluster>
 __global__ void __launch_bounds__(1024) norm_few_rows_kernel(NormParams p) {
   using V = Vec<T>;
   constexpr int kN = V::kSize;
   __shared__ BlockSumStorage storage;
+  __shared__ float slots[2][kCluster];
+  const int rank =
+      kCluster > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
   const int n_vec = static_cast<int>(p.n / kN);
-  const std::int64_t offset = static_cast<std::int64_t>(blockIdx.x) * p.n;
+  const int slice = (n_vec + kCluster - 1) / kCluster;
+  const int first = rank * slice;
+  const int count = n_vec - first < slice ? (n_vec > first ? n_vec - first : 0) : slice;
+  const bool holds = static_cast<int>(threadIdx.x) < count;
+  const int v = first + static_cast<int>(threadIdx.x);
+  const std::int64_t row = blockIdx.x / kCluster;
+  const std::int64_t at = row * p.n + static_cast<std::int64_t>(v) * kN;
+  const T* x = static_cast<const T*>(p.x);
+  T* residual = static_cast<T*>(p.residual);
   const T* weight = static_cast<const T*>(p.weight);
   const T* bias = kKind == NormKind::kLayer ? static_cast<const T*>(p.bias) : nullptr;
   const float inv_n = 1.0f / static_cast<float>(p.n);
-  auto vector_of = [&](int k) {
-    return static_cast<int>(threadIdx.x) + k * static_cast<int>(blockDim.x);
-  };
 
+  if (threadIdx.x == 0 && count > 0) {
+    const auto bytes = static_cast<std::uint32_t>(count * 16);
+    const std::int64_t start = row * p.n + static_cast<std::int64_t>(first) * kN;
+    if (weight) prefetch_l2(weight + first * kN, bytes);
+    if (bias) prefetch_l2(bias + first * kN, bytes);
+    prefetch_l2(x + start, bytes);
+    if (kKind == NormKind::kFusedAddRMS) prefetch_l2(residual + start, bytes);
+  }
+  if (kCluster > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   begin_dependent_kernel();
-  V a[kVpt], w[kVpt] = {}, b[kVpt] = {};
-#pragma unroll
-  for (int k = 0; k < kVpt; ++k) {
-    const int v = vector_of(k);
-    if (v >= n_vec) continue;
-    const std::int64_t at = offset + static_cast<std::int64_t>(v) * kN;
-    a[k] = load_vec_coherent(static_cast<const T*>(p.x) + at);
-    if (weight) w[k] = load_vec(weight + v * kN);
-    if (bias) b[k] = load_vec(bias + v * kN);
+
+  V a = zero_vec<T>(), w{}, b{};
+  if (holds) {
+    a = load_vec_coherent(x + at);
+    if (weight) w = load_vec(weight + v * kN);
+    if (bias) b = load_vec(bias + v * kN);
     if constexpr (kKind == NormKind::kFusedAddRMS) {
       // residual <- T(x + residual); the row is normalised from the stored (rounded) values. A
       // plain (coherent) load: the kernel writes the residual.
-      const V r = load_vec_coherent(static_cast<const T*>(p.residual) + at);
+      const V r = load_vec_coherent(residual + at);
 #pragma unroll
-      for (int e = 0; e < kN; ++e)
-        a[k].v[e] = from_float<T>(to_float(a[k].v[e]) + to_float(r.v[e]));
+      for (int e = 0; e < kN; ++e) a.v[e] = from_float<T>(to_float(a.v[e]) + to_float(r.v[e]));
+      store_vec(residual + at, a);
     }
   }
 
   // RMSNorm and the fused op sum squares; LayerNorm sums the elements, then the centered squares
-  // (no cancellation of E[x^2] - mean^2).
+  // (no cancellation of E[x^2] - mean^2). Elements past the row are zeros and add nothing.
   float sum = 0.0f;
 #pragma unroll
-  for (int k = 0; k < kVpt; ++k) {
-    if (vector_of(k) >= n_vec) continue;
-    if constexpr (kKind == NormKind::kFusedAddRMS)
-      store_vec(static_cast<T*>(p.residual) + offset + static_cast<std::int64_t>(vector_of(k)) * kN,
-                a[k]);
-#pragma unroll
-    for (int e = 0; e < kN; ++e) {
-      const float f = to_float(a[k].v[e]);
-      sum += kKind == NormKind::kLayer ? f : f * f;
-    }
+  for (int e = 0; e < kN; ++e) {
+    const float f = to_float(a.v[e]);
+    sum += kKind == NormKind::kLayer ? f : f * f;
+  }
+  float total = block_sum(sum, storage);
+  if constexpr (kCluster > 1) {
+    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+    total = cluster_sum<kCluster>(total, slots[0]);
   }
   RowScale rs{0.0f, 0.0f};
   if constexpr (kKind == NormKind::kLayer) {
-    rs.mean = block_sum(sum, storage) * inv_n;
+    rs.mean = total * inv_n;
     float centered = 0.0f;
-#pragma unroll
-    for (int k = 0; k < kVpt; ++k) {
-      if (vector_of(k) >= n_vec) continue;
+    if (holds) {
 #pragma unroll
       for (int e = 0; e < kN; ++e) {
-        const float d = to_float(a[k].v[e]) - rs.mean;
+        const float d = to_float(a.v[e]) - rs.mean;
         centered += d * d;
       }
     }
-    rs.scale = rsqrtf(block_sum(centered, storage) * inv_n + p.eps);
+    float squares = block_sum(centered, storage);
+    if constexpr (kCluster > 1) squares = cluster_sum<kCluster>(squares, slots[1]);
+    rs.scale = rsqrtf(squares * inv_n + p.eps);
   } else {
-    rs.scale = rsqrtf(block_sum(sum, storage) * inv_n + p.eps);
+    rs.scale = rsqrtf(total * inv_n + p.eps);
   }
-
-  T* out = static_cast<T*>(p.out) + offset;
-#pragma unroll
-  for (int k = 0; k < kVpt; ++k) {
-    const int v = vector_of(k);
-    if (v >= n_vec) continue;
-    store_vec_streaming(out + static_cast<std::int64_t>(v) * kN,
-                        normalized(a[k], w[k], b[k], weight != nullptr, bias != nullptr, rs));
-  }
+  if (holds)
+    store_vec_streaming(static_cast<T*>(p.out) + at,
+                        normalized(a, w, b, weight != nullptr, bias != nullptr, rs));
 }
 
 }  // namespace tileops::kernels::cuda

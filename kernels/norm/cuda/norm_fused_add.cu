@@ -3,8 +3,8 @@
 
 namespace tileops::kernels::cuda {
 
-const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes, FewRows few_rows) {
-  return norm_kernel<NormKind::kFusedAddRMS>(path, dtype, lanes, few_rows);
+const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes, int few_rows_cluster) {
+  return norm_kernel<NormKind::kFusedAddRMS>(path, dtype, lanes, few_rows_cluster);
 }
 
 }  // namespace tileops::kernels::cuda

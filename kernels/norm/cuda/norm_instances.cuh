@@ -12,7 +12,7 @@
 namespace tileops::kernels::cuda {
 
 template <NormKind K, class T>
-const void* norm_kernel(NormPath path, int lanes, FewRows few_rows) {
+const void* norm_kernel(NormPath path, int lanes, int few_rows_cluster) {
   constexpr int kVpt = kNormVectorsPerLane;
   switch (path) {
     case NormPath::kWarp:
@@ -21,26 +21,22 @@ const void* norm_kernel(NormPath path, int lanes, FewRows few_rows) {
                  : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
     case NormPath::kShared:
     case NormPath::kBlock:
-      switch (few_rows) {
-        case FewRows::kNone:
+      switch (few_rows_cluster) {
+        case 1:
+          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 1>);
+        case 2:
+          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 2>);
+        case 4:
+          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 4>);
+        case 8:
+          return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 8>);
+        default:
           break;
-        // Only FusedAddRMSNorm reads a few rows into registers (Note [Few rows]): no other
-        // instantiation.
-        case FewRows::kOneVector:
-          if constexpr (K == NormKind::kFusedAddRMS)
-            return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 1>);
-          return nullptr;
-        case FewRows::kTwoVectors:
-          if constexpr (K == NormKind::kFusedAddRMS)
-            return reinterpret_cast<const void*>(&norm_few_rows_kernel<K, T, 2>);
-          return nullptr;
-        case FewRows::kStaged:
-          return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, true>);
       }
       if (path == NormPath::kShared) {
         // RMSNorm has no shared path (Note [Staged rows]): no instantiation.
         if constexpr (K != NormKind::kRMS)
-          return reinterpret_cast<const void*>(&norm_staged_kernel<K, T, false>);
+          return reinterpret_cast<const void*>(&norm_staged_kernel<K, T>);
         return nullptr;
       }
       return reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 0, kVpt>);
@@ -53,14 +49,14 @@ const void* norm_kernel(NormPath path, int lanes, FewRows few_rows) {
 }
 
 template <NormKind K>
-const void* norm_kernel(NormPath path, DType dtype, int lanes, FewRows few_rows) {
+const void* norm_kernel(NormPath path, DType dtype, int lanes, int few_rows_cluster) {
   switch (dtype) {
     case DType::kFloat16:
-      return norm_kernel<K, __half>(path, lanes, few_rows);
+      return norm_kernel<K, __half>(path, lanes, few_rows_cluster);
     case DType::kBFloat16:
-      return norm_kernel<K, __nv_bfloat16>(path, lanes, few_rows);
+      return norm_kernel<K, __nv_bfloat16>(path, lanes, few_rows_cluster);
     case DType::kFloat32:
-      return norm_kernel<K, float>(path, lanes, few_rows);
+      return norm_kernel<K, float>(path, lanes, few_rows_cluster);
     default:
       throw CheckError("norm (cuda): dtype " + std::string(dtype_name(dtype)) +
                        " is not float16, bfloat16 or float32");

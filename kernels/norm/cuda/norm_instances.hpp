@@ -1,8 +1,8 @@
 // The instantiated norm kernels, one function per op (norm_rms.cu, norm_layer.cu,
 // norm_fused_add.cu, compiled in parallel): the kernel of a path, dtype and lanes per row, as the
-// pointer cudaLaunchKernel takes; `few_rows` asks for a kernel of the block and shared paths for
-// calls of a few rows (Note [Few rows] in norm.cuh). CheckError for a dtype outside float16,
-// bfloat16, float32.
+// pointer cudaLaunchKernel takes; `few_rows_cluster` (1, 2, 4 or 8) asks instead for the block
+// and shared paths' kernel for calls of a few rows in clusters of that many blocks (Note [Few rows]
+// in norm.cuh). CheckError for a dtype outside float16, bfloat16, float32.
 #pragma once
 
 #include "kernels/norm/cuda/norm_launch.hpp"
@@ -13,11 +13,9 @@ namespace tileops::kernels::cuda {
 // 128-element head norms: four rows per warp), else 32.
 inline constexpr int kNarrowLanes = 8;
 
-const void* rms_norm_kernel(NormPath path, DType dtype, int lanes,
-                            FewRows few_rows = FewRows::kNone);
-const void* layer_norm_kernel(NormPath path, DType dtype, int lanes,
-                              FewRows few_rows = FewRows::kNone);
+const void* rms_norm_kernel(NormPath path, DType dtype, int lanes, int few_rows_cluster = 0);
+const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, int few_rows_cluster = 0);
 const void* fused_add_rms_norm_kernel(NormPath path, DType dtype, int lanes,
-                                      FewRows few_rows = FewRows::kNone);
+                                      int few_rows_cluster = 0);
 
 }  // namespace tileops::kernels::cuda

@@ -7,7 +7,8 @@
 
 #include "cuda/check.hpp"
 #include "cuda/dependent_launch.hpp"
-#include "kernels/norm/cuda/norm.cuh"  // NormParams
+#include "kernels/norm/cuda/norm.cuh"           // NormParams
+#include "kernels/norm/cuda/norm_few_rows.cuh"  // kNormMaxClusterBlocks
 #include "kernels/norm/cuda/norm_instances.hpp"
 #include "kernels/norm/cuda/norm_launch.hpp"
 #include "tileops/core/error.hpp"
@@ -19,15 +20,14 @@ constexpr int kWarpBlockThreads = 256;
 constexpr int kStreamThreads = 512;
 constexpr int kGeneralThreads = 256;
 
-const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes,
-                       FewRows few_rows = FewRows::kNone) {
+const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes, int few_rows_cluster = 0) {
   switch (op) {
     case NormOp::kRMS:
-      return rms_norm_kernel(path, dtype, lanes, few_rows);
+      return rms_norm_kernel(path, dtype, lanes, few_rows_cluster);
     case NormOp::kLayer:
-      return layer_norm_kernel(path, dtype, lanes, few_rows);
+      return layer_norm_kernel(path, dtype, lanes, few_rows_cluster);
     case NormOp::kFusedAddRMS:
-      return fused_add_rms_norm_kernel(path, dtype, lanes, few_rows);
+      return fused_add_rms_norm_kernel(path, dtype, lanes, few_rows_cluster);
   }
   return nullptr;
 }
@@ -36,12 +36,14 @@ int round_up(std::int64_t value, int multiple) {
   return static_cast<int>((value + multiple - 1) / multiple * multiple);
 }
 
-// Rows a staged kernel (norm_staged.cuh) copies per block: x, the residual,
-// and for the few-rows variant the weight and LayerNorm's bias.
-int staged_rows(NormOp op, bool few_rows) {
-  const int inputs = op == NormOp::kFusedAddRMS ? 2 : 1;
-  const int weights = op == NormOp::kLayer ? 2 : 1;
-  return inputs + (few_rows ? weights : 0);
+// Rows a staged kernel (norm_staged.cuh) copies per block: x, and the residual.
+int staged_rows(NormOp op) { return op == NormOp::kFusedAddRMS ? 2 : 1; }
+
+// The smallest power of two at least `value`.
+int power_of_two_at_least(std::int64_t value) {
+  int p = 1;
+  while (p < value) p *= 2;
+  return p;
 }
 
 // Lets `kernel` take `bytes` of dynamic shared memory on the current device (beyond the default
@@ -51,26 +53,28 @@ void allow_shared_bytes(const void* kernel, int bytes) {
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
-// Note [Few rows] in norm.cuh: FusedAddRMSNorm's rows of up to 2048 vectors in registers, one
-// vector per thread up to 1024 vectors, else two; other rows staged in shared memory with the
-// weights, one vector per thread up to 512 threads, when they fit.
-void plan_few_rows(NormLaunch& launch, NormOp op, NormPath path, DType dtype,
-                   std::int64_t smem_budget) {
-  const std::int64_t n = launch.n;
-  const std::int64_t vectors = n / vector_elements(dtype);
-  if (op == NormOp::kFusedAddRMS && vectors <= kNormFewRowsVectors) {
-    const bool one = vectors <= kNormFewRowsVectors / 2;
-    launch.few_rows_kernel =
-        kernel_for(op, path, dtype, 0, one ? FewRows::kOneVector : FewRows::kTwoVectors);
-    launch.few_rows_threads = std::max(round_up(one ? vectors : (vectors + 1) / 2, 32), 32);
-    return;
-  }
-  const int bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, true);
-  if (bytes > smem_budget) return;
-  launch.few_rows_kernel = kernel_for(op, path, dtype, 0, FewRows::kStaged);
-  launch.few_rows_threads = std::clamp(round_up(vectors, 32), 128, 512);
-  launch.few_rows_shared_bytes = bytes;
-  allow_shared_bytes(launch.few_rows_kernel, bytes);
+// Note [Few rows] in norm.cuh: rows of up to 512 vectors in one block; longer rows split over a
+// cluster of blocks of about 128 vectors each, at most kNormMaxClusterBlocks blocks, never more
+// than 1024 vectors a block.
+void plan_few_rows(NormLaunch& launch, NormOp op, NormPath path, DType dtype) {
+  const std::int64_t vectors = launch.vectors;
+  if (vectors > kNormFewRowsVectors) return;
+  for (int k = 0; k < 4; ++k) launch.few_rows_kernels[k] = kernel_for(op, path, dtype, 0, 1 << k);
+  launch.few_rows_min_cluster = power_of_two_at_least((vectors + 1023) / 1024);
+  launch.few_rows_cluster = vectors <= 512
+                                ? 1
+                                : std::clamp(power_of_two_at_least((vectors + 127) / 128),
+                                             launch.few_rows_min_cluster, kNormMaxClusterBlocks);
+}
+
+// The few-rows kernel's cluster for a call of `rows` rows: the planned one while rows * cluster
+// blocks leave each block about four multiprocessors (at 32 rows of 4096 every cluster lost to one
+// block per row), halved down to the least that holds the row.
+int few_rows_cluster(const NormLaunch& launch, std::int64_t rows) {
+  int cluster = launch.few_rows_cluster;
+  while (cluster > launch.few_rows_min_cluster && rows * cluster * 4 > launch.sm_count)
+    cluster /= 2;
+  return cluster;
 }
 
 }  // namespace
@@ -93,7 +97,7 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
       // 16-bit elements: 74-76% of the copy ceiling with 256 threads, 70% with 128).
       launch.threads = std::clamp(
           round_up((vectors + kNormVectorsPerLane - 1) / kNormVectorsPerLane, 32), 256, 1024);
-      launch.shared_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op, false);
+      launch.shared_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op);
       launch.persistent = false;
       launch.row_per_block = true;
       break;
@@ -122,9 +126,10 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
     throw CudaError("norm (cuda): a block of " + std::to_string(launch.threads) +
                     " threads of this kernel does not fit on a multiprocessor");
   launch.max_blocks = per_sm * std::max(sm_count, 1);
-  if (path == NormPath::kBlock || path == NormPath::kShared)
-    plan_few_rows(launch, op, path, dtype, smem_budget);
-  if (launch.few_rows_kernel != nullptr) launch.few_rows_below = std::max(sm_count, 1);
+  launch.sm_count = std::max(sm_count, 1);
+  launch.vectors = vectors;
+  if (path == NormPath::kBlock || path == NormPath::kShared) plan_few_rows(launch, op, path, dtype);
+  if (launch.few_rows_kernels[0] != nullptr) launch.few_rows_below = launch.sm_count;
   return launch;
 }
 
@@ -162,13 +167,21 @@ void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
   params.n = launch.n;
   params.eps = t.eps;
   void* args[] = {&params};
-  const bool few_rows = t.rows < launch.few_rows_below;
   // Launched to overlap the previous kernel (Note [Dependent launch]).
-  tileops::cuda::launch_dependent(
-      few_rows ? launch.few_rows_kernel : launch.kernel, dim3(static_cast<unsigned>(blocks)),
-      dim3(static_cast<unsigned>(few_rows ? launch.few_rows_threads : launch.threads)), args,
-      static_cast<std::size_t>(few_rows ? launch.few_rows_shared_bytes : launch.shared_bytes),
-      static_cast<cudaStream_t>(stream));
+  if (t.rows < launch.few_rows_below) {
+    const int cluster = few_rows_cluster(launch, t.rows);
+    const std::int64_t slice = (launch.vectors + cluster - 1) / cluster;
+    const int k = cluster == 1 ? 0 : cluster == 2 ? 1 : cluster == 4 ? 2 : 3;
+    tileops::cuda::launch_dependent(
+        launch.few_rows_kernels[k], dim3(static_cast<unsigned>(t.rows * cluster)),
+        dim3(static_cast<unsigned>(round_up(slice, 32))), args, 0,
+        static_cast<cudaStream_t>(stream), static_cast<unsigned>(cluster));
+    return;
+  }
+  tileops::cuda::launch_dependent(launch.kernel, dim3(static_cast<unsigned>(blocks)),
+                                  dim3(static_cast<unsigned>(launch.threads)), args,
+                                  static_cast<std::size_t>(launch.shared_bytes),
+                                  static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace tileops::kernels::cuda

@@ -19,16 +19,9 @@ enum class NormPath {
   kGeneral,    // the streaming kernel one element at a time: any alignment, any length
 };
 
-// The kernel of a block- or shared-path call of fewer rows than multiprocessors (Note [Few rows]
-// in norm.cuh).
-enum class FewRows {
-  kNone,        // the path's own kernel
-  kOneVector,   // norm_few_rows_kernel (norm_few_rows.cuh), one vector per thread (FusedAddRMSNorm)
-  kTwoVectors,  // norm_few_rows_kernel, two vectors per thread (FusedAddRMSNorm)
-  kStaged,      // norm_staged_kernel with the weights staged
-};
-// The longest row, in vectors, norm_few_rows_kernel holds: two vectors in each of 1024 threads.
-inline constexpr std::int64_t kNormFewRowsVectors = 2 * 1024;
+// The longest row, in vectors, norm_few_rows_kernel holds: one vector in each of 1024 threads of
+// each of a cluster's 8 blocks (more than the block and shared paths serve).
+inline constexpr std::int64_t kNormFewRowsVectors = 8 * 1024;
 
 // Elements of `dtype` in one 16-byte vector.
 constexpr std::int64_t vector_elements(DType dtype) {
@@ -54,11 +47,15 @@ struct NormLaunch {
   int max_blocks = 0;          // blocks resident on the whole device at once
   bool persistent = true;      // the grid sized to the device (else one block per row group)
   bool row_per_block = false;  // the kernel serves one row per block and does not walk rows
-  // The variant of the block and shared paths for calls of fewer than few_rows_below rows (Note
-  // [Few rows] in norm.cuh), or null.
-  const void* few_rows_kernel = nullptr;
-  int few_rows_threads = 0;
-  int few_rows_shared_bytes = 0;
+  // The block and shared paths' kernels for calls of fewer than few_rows_below rows (Note [Few
+  // rows] in norm.cuh), or none (few_rows_below 0); their rows split over clusters of
+  // few_rows_cluster blocks, fewer for calls of many rows, never fewer than few_rows_min_cluster (a
+  // block holds 1024 vectors).
+  const void* few_rows_kernels[4] = {};  // clusters of 1, 2, 4 and 8 blocks
+  int few_rows_cluster = 1;
+  int few_rows_min_cluster = 1;
+  std::int64_t vectors = 0;  // of a row
+  int sm_count = 1;
   std::int64_t few_rows_below = 0;
   std::int64_t n = 0;
 };

@@ -1,7 +1,6 @@
 // The norm family's staged kernel: a block per row, the row copied into shared memory by the copy
 // engine (Note [Staged rows] in kernels/common/cuda/staged_rows.cuh), then read there by each pass.
-// The shared path of LayerNorm and FusedAddRMSNorm, and the few-rows variant of the block and
-// shared paths (but FusedAddRMSNorm's rows of up to 2048 vectors; Note [Few rows] in norm.cuh).
+// The shared path of LayerNorm and FusedAddRMSNorm.
 // Framework-free, like norm.cuh.
 #pragma once
 
@@ -22,14 +21,12 @@ __device__ __forceinline__ void for_each_row_vector(int vectors, F&& f) {
   for (int v = static_cast<int>(threadIdx.x); v < vectors; v += static_cast<int>(blockDim.x)) f(v);
 }
 
-// Shared memory holds the staged rows of T: x, the residual (fused op), and with kStageWeights the
-// weight and the bias (LayerNorm), whichever the call has; launch_norm sizes it so (staged_rows in
-// norm_launch.cu). kStageWeights: the weight and bias are copied with the block's row, so that
-// their trip to memory overlaps the row's (a few rows: nothing else hides it); otherwise each pass
-// reads them through L1, where the other blocks of the multiprocessor left them. One row per block:
+// Shared memory holds the staged rows of T: x and the residual (fused op); launch_norm sizes it so
+// (staged_rows in norm_launch.cu). The weight and bias are read through L1, where the other blocks
+// of the multiprocessor left them. One row per block:
 // the grid covers the rows (a staged row is at least 2 KB, so 2^31 - 1 blocks cover more rows than
 // a device holds; launch_norm refuses more).
-template <NormKind kKind, class T, bool kStageWeights>
+template <NormKind kKind, class T>
 __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   using V = Vec<T>;
   constexpr int kN = V::kSize;
@@ -42,8 +39,6 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   const T* bias = kKind == NormKind::kLayer ? static_cast<const T*>(p.bias) : nullptr;
   V* row_x = reinterpret_cast<V*>(staged);
   V* row_residual = row_x + n_vec;  // the fused op only
-  V* row_weight = row_x + (kKind == NormKind::kFusedAddRMS ? 2 : 1) * n_vec;
-  V* row_bias = row_weight + (weight ? n_vec : 0);
   const float inv_n = 1.0f / static_cast<float>(p.n);
   const std::int64_t offset = static_cast<std::int64_t>(blockIdx.x) * p.n;
   if (row_bytes == 0) return;
@@ -51,15 +46,11 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   begin_dependent_kernel();
   if (threadIdx.x == 0) {
     stage_barrier_init(loaded);
-    unsigned bytes = row_bytes * (kKind == NormKind::kFusedAddRMS ? 2u : 1u);
-    if (kStageWeights) bytes += row_bytes * ((weight ? 1u : 0u) + (bias ? 1u : 0u));
-    stage_barrier_expect(loaded, bytes);
+    stage_barrier_expect(loaded, row_bytes * (kKind == NormKind::kFusedAddRMS ? 2u : 1u));
     stage_copy(row_x, static_cast<const T*>(p.x) + offset, row_bytes, loaded,
                /*evict_first=*/true);
     if constexpr (kKind == NormKind::kFusedAddRMS)
       stage_copy(row_residual, static_cast<const T*>(p.residual) + offset, row_bytes, loaded);
-    if (kStageWeights && weight) stage_copy(row_weight, weight, row_bytes, loaded);
-    if (kStageWeights && bias) stage_copy(row_bias, bias, row_bytes, loaded);
   }
   __syncthreads();  // the barrier is initialised
   stage_barrier_wait(loaded, 0);
@@ -111,8 +102,8 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   for_each_row_vector(n_vec, [&](int v) {
     const V a = row_x[v];
     V w{}, b{};
-    if (weight) w = kStageWeights ? row_weight[v] : load_vec(weight + v * kN);
-    if (bias) b = kStageWeights ? row_bias[v] : load_vec(bias + v * kN);
+    if (weight) w = load_vec(weight + v * kN);
+    if (bias) b = load_vec(bias + v * kN);
     store_vec_streaming(out + static_cast<std::int64_t>(v) * kN,
                         normalized(a, w, b, weight != nullptr, bias != nullptr, rs));
   });
