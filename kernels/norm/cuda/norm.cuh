@@ -142,14 +142,18 @@ __device__ __forceinline__ float row_sum(float value, BlockSumStorage& storage) 
 //   cluster of                     1                   4                   8
 //   RMSNorm, rows of 4096 / 8192   1.38 / 1.81         1.41 / 1.48         1.45 / 1.48
 //   LayerNorm                      1.81 / 2.43         2.03 / 2.17         2.17 / 2.19
-//   FusedAddRMSNorm                1.65 / 2.09         1.65 / 1.70         1.67 / 1.68
-//   rows of 16384 (R / L / F)                          1.75 / 2.60 / 2.06  1.56 / 2.36 / 1.81
+//   FusedAddRMSNorm                1.56 / 2.16         1.48 / 1.59         1.54 / 1.56
+//   rows of 16384 (R / L / F)                          1.75 / 2.60 / 1.94  1.56 / 2.36 / 1.69
 //
 // So rows of up to 512 vectors take one block, longer ones blocks of about 128 vectors, at most
 // 8. At 32 rows of 4096 every cluster lost to one block per row (RMSNorm 1.48 us alone, 1.77 in
 // clusters of 4), so the cluster shrinks as the rows grow (few_rows_cluster in norm_launch.cu).
-// The prototypes stay 0.1-0.2 us faster at 4096 (they assume exact slices and a weight); the
-// staged few-rows kernel and the register kernel without the split are gone.
+// FusedAddRMSNorm stores the updated residual after the exchanges: stored before them, the
+// release of the cluster barrier (MEMBAR.ALL.GPU in SASS) waited for the store, and the op ran
+// 0.1-0.2 us slower in clusters (1.65 / 1.70 us at 4096 / 8192 in clusters of 4). Its rows of 4096
+// measure 0.08 us faster in clusters of 4 than alone; not taken yet (not measured in `tileops
+// bench`). The prototypes stay up to 0.1 us faster at 4096 (they assume exact slices and a
+// weight); the staged few-rows kernel and the register kernel without the split are gone.
 template <NormKind kKind, class T, int kThreads, int kVpt>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;

@@ -77,19 +77,20 @@ __global__ void __launch_bounds__(1024) norm_few_rows_kernel(NormParams p) {
   if (kCluster > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
   begin_dependent_kernel();
 
-  V a = zero_vec<T>(), w{}, b{};
+  V a = zero_vec<T>(), r = zero_vec<T>(), w{}, b{};
   if (holds) {
     a = load_vec_coherent(x + at);
+    // A plain (coherent) load: the kernel writes the residual.
+    if constexpr (kKind == NormKind::kFusedAddRMS) r = load_vec_coherent(residual + at);
     if (weight) w = load_vec(weight + v * kN);
     if (bias) b = load_vec(bias + v * kN);
-    if constexpr (kKind == NormKind::kFusedAddRMS) {
-      // residual <- T(x + residual); the row is normalised from the stored (rounded) values. A
-      // plain (coherent) load: the kernel writes the residual.
-      const V r = load_vec_coherent(residual + at);
+  }
+  // FusedAddRMSNorm: residual <- T(x + residual), the row normalised from the rounded values. The
+  // store waits until after the cluster's exchanges: their release (a GPU-scope fence in SASS)
+  // would otherwise wait for it to reach memory.
+  if constexpr (kKind == NormKind::kFusedAddRMS) {
 #pragma unroll
-      for (int e = 0; e < kN; ++e) a.v[e] = from_float<T>(to_float(a.v[e]) + to_float(r.v[e]));
-      store_vec(residual + at, a);
-    }
+    for (int e = 0; e < kN; ++e) a.v[e] = from_float<T>(to_float(a.v[e]) + to_float(r.v[e]));
   }
 
   // RMSNorm and the fused op sum squares; LayerNorm sums the elements, then the centered squares
@@ -122,9 +123,11 @@ __global__ void __launch_bounds__(1024) norm_few_rows_kernel(NormParams p) {
   } else {
     rs.scale = rsqrtf(total * inv_n + p.eps);
   }
-  if (holds)
+  if (holds) {
+    if constexpr (kKind == NormKind::kFusedAddRMS) store_vec(residual + at, a);
     store_vec_streaming(static_cast<T*>(p.out) + at,
                         normalized(a, w, b, weight != nullptr, bias != nullptr, rs));
+  }
 }
 
 }  // namespace tileops::kernels::cuda
