@@ -156,28 +156,11 @@ __global__ void __launch_bounds__(1024) direct_norm_kernel(NormParams p) {
   }
 }
 
-// The cluster's exchange of one float per block: every block writes its value into slot `rank`
-// of every block's `slots` (distributed shared memory), one cluster barrier, then each block sums
-// its own slots. Nothing is read remotely, so no block needs a barrier before it exits.
-template <int kCluster>
-__device__ __forceinline__ float cluster_sum(float value, float* slots) {
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  const unsigned rank = cluster.block_rank();
-  if (threadIdx.x < kCluster) *cluster.map_shared_rank(&slots[rank], threadIdx.x) = value;
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
-                   : "memory");
-  float total = 0.0f;
-#pragma unroll
-  for (int r = 0; r < kCluster; ++r) total += slots[r];
-  return total;
-}
-
 // A decode row split over a cluster of kCluster blocks (one per multiprocessor), each holding
 // n / kCluster elements, one vector per thread, the blocks' partial sums exchanged through
-// distributed shared memory. A first cluster barrier, split into arrive (at the start) and wait
-// (before the first remote write), makes sure every block of the cluster is running before its
-// shared memory is written.
+// distributed shared memory (the library's cluster_sum, norm_few_rows.cuh). A first cluster
+// barrier, split into arrive (at the start) and wait (before the first remote write), makes sure
+// every block of the cluster is running before its shared memory is written.
 template <NormKind kKind, int kCluster, Prefetch kPrefetch>
 __global__ void __launch_bounds__(1024) cluster_norm_kernel(NormParams p) {
   using V = Vec<T>;
