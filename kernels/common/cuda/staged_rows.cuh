@@ -19,7 +19,10 @@
 //     experiment;
 //   - RMSNorm with many rows is 1-2 points faster in registers (one reduction, a short chain), and
 //     rows of 8 KB or less are as fast or faster in registers for every op: those keep the
-//     register kernels.
+//     register kernels. Measured again once both prefetch their rows before the dependent wait
+//     (bench/results/2026-12-02-h200-row-prefetch.md; staged / registers): RMSNorm [2048, 8192]
+//     76.4 / 80.8%, [16384, 8192] 92.5 / 93.0%, [4096, 16384] 90.2 / 89.5%, [2048, 16384]
+//     85.2 / 84.7%: RMSNorm stays in registers.
 // A block serves one row and exits: a block that walked rows, one barrier phase each, took 46
 // registers where one row takes 40, and LayerNorm fell back to 82% / 70%.
 // The copy needs 16-byte aligned addresses and sizes (the vector paths' refusal already demands

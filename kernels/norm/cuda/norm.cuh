@@ -170,6 +170,15 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
   const std::int64_t first =
       static_cast<std::int64_t>(blockIdx.x) * RowGroup<kThreads>::per_block();
   const float inv_n = 1.0f / static_cast<float>(p.n);
+  // The block's first rows asked for before the wait (Note [Prefetch before the wait] in
+  // dependent_launch.cuh).
+  if (threadIdx.x == 0) {
+    const std::int64_t row_bytes = p.n * static_cast<std::int64_t>(sizeof(T));
+    const int count = RowGroup<kThreads>::per_block();
+    prefetch_rows_l2(p.x, first, count, p.rows, row_bytes);
+    if constexpr (kKind == NormKind::kFusedAddRMS)
+      prefetch_rows_l2(p.residual, first, count, p.rows, row_bytes);
+  }
   begin_dependent_kernel();
   for (std::int64_t base = first; base < p.rows; base += groups) {
     const std::int64_t row = base + RowGroup<kThreads>::index();

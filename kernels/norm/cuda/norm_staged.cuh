@@ -43,6 +43,12 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   const std::int64_t offset = static_cast<std::int64_t>(blockIdx.x) * p.n;
   if (row_bytes == 0) return;
 
+  // The row asked for before the wait (Note [Prefetch before the wait] in dependent_launch.cuh).
+  if (threadIdx.x == 0) {
+    prefetch_l2(static_cast<const T*>(p.x) + offset, row_bytes);
+    if constexpr (kKind == NormKind::kFusedAddRMS)
+      prefetch_l2(static_cast<const T*>(p.residual) + offset, row_bytes);
+  }
   begin_dependent_kernel();
   if (threadIdx.x == 0) {
     stage_barrier_init(loaded);

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/vec.cuh"
 #include "kernels/reduction/cuda/combine.cuh"
 #include "kernels/reduction/cuda/pack.cuh"
@@ -228,6 +229,11 @@ __global__ void __launch_bounds__(kColumnAccesses* kColumnSteps)
 // 32768 for 16-bit types); shorter rows keep the warp per row of reduce_rows_kernel, which packs
 // several rows in a block, and longer or few long rows (which it splits into chunks) its plan.
 // Accumulation, NaN propagation and mean's one division are the policies', as on every path.
+// It is the reductions' one kernel launched with dependent launch, its row prefetched before the
+// wait (Note [Prefetch before the wait] in dependent_launch.cuh): against the same kernel with
+// TILEOPS_PDL=0 in one call on the H200 (bench/results/2026-12-02-h200-row-prefetch.md, bf16),
+// [4096, 16384] 87.4-87.9 -> 90.2-92.5% of the copy ceiling, Amax of llama-8b-ffn 76.6 -> 84.8%,
+// the 2048-row hidden states within 1.5 points either way.
 inline constexpr int kHeldVectors = 4;
 inline constexpr int kHeldMaxThreads = 1024;
 inline constexpr int kHeldMinVectors = 32 * kHeldVectors;
@@ -247,6 +253,11 @@ __global__ void __launch_bounds__(kHeldMaxThreads)
   const int t = static_cast<int>(threadIdx.x);
   const int threads = static_cast<int>(blockDim.x);
   const T* row = x + static_cast<std::int64_t>(blockIdx.x) * n_vec * kN;
+  // Launched to overlap the previous kernel (Note [Dependent launch] in
+  // src/cuda/dependent_launch.hpp): the row is asked for in L2 before the wait (Note [Prefetch
+  // before the wait] in dependent_launch.cuh).
+  if (t == 0) prefetch_l2(row, static_cast<std::uint32_t>(n_vec) * 16u);
+  begin_dependent_kernel();
   P v[kHeldVectors];
 #pragma unroll
   for (int j = 0; j < kHeldVectors; ++j)

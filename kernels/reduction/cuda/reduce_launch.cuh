@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "cuda/check.hpp"
+#include "cuda/dependent_launch.hpp"
 #include "kernels/reduction/cuda/reduce_axes.cuh"
 #include "kernels/reduction/cuda/reduce_launch.hpp"
 #include "tileops/core/error.hpp"
@@ -48,11 +49,14 @@ void launch_reduce_typed(const ReduceLaunch& l, const void* x, void* out, void* 
   }
   if (l.kernel == ReduceKernel::kHeld) {
     // A block per row (Note [Held rows]); `blocks` is the rows, under 2^31 (the plan).
-    reduce_held_rows_kernel<Pol, T>
-        <<<static_cast<unsigned>(l.blocks), static_cast<unsigned>(l.threads), 0, stream>>>(
-            static_cast<const T*>(x), static_cast<T*>(out), static_cast<int>(l.run / Vec<T>::kSize),
-            l.count);
-    TILEOPS_CUDA_CHECK_LAUNCH();
+    const T* rows = static_cast<const T*>(x);
+    T* outputs = static_cast<T*>(out);
+    int n_vec = static_cast<int>(l.run / Vec<T>::kSize);
+    std::int64_t count = l.count;
+    void* args[] = {&rows, &outputs, &n_vec, &count};
+    tileops::cuda::launch_dependent(reinterpret_cast<const void*>(&reduce_held_rows_kernel<Pol, T>),
+                                    dim3(static_cast<unsigned>(l.blocks)),
+                                    dim3(static_cast<unsigned>(l.threads)), args, 0, stream);
     return;
   }
   ReduceParams p;

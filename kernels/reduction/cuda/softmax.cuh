@@ -122,6 +122,12 @@ __global__ void __launch_bounds__(kLanes > 0 ? 256 : 1024) softmax_rows_kernel(S
   const int lane = Lanes<kLanes>::lane();
   const auto accesses = static_cast<int>(p.length / kN);
   const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * Lanes<kLanes>::per_block();
+  // The block's first rows asked for before the wait (Note [Prefetch before the wait] in
+  // dependent_launch.cuh); 16-byte aligned rows only.
+  if (P::kVector && threadIdx.x == 0)
+    prefetch_rows_l2(p.x, static_cast<std::int64_t>(blockIdx.x) * Lanes<kLanes>::per_block(),
+                     Lanes<kLanes>::per_block(), p.rows,
+                     p.length * static_cast<std::int64_t>(sizeof(T)));
   begin_dependent_kernel();
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Lanes<kLanes>::per_block();
        first < p.rows; first += groups) {

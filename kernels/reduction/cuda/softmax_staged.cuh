@@ -29,6 +29,9 @@ __global__ void __launch_bounds__(1024) softmax_staged_kernel(SoftmaxParams p) {
   const int first = static_cast<int>(threadIdx.x);
   const int step = static_cast<int>(blockDim.x);
 
+  // The row asked for before the wait (Note [Prefetch before the wait] in dependent_launch.cuh).
+  if (threadIdx.x == 0 && row_bytes > 0)
+    prefetch_l2(static_cast<const T*>(p.x) + offset, row_bytes);
   begin_dependent_kernel();
   if (threadIdx.x == 0) {
     stage_barrier_init(loaded);

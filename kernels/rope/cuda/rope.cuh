@@ -24,7 +24,10 @@
 // shapes of 2048 tokens went from 63.3% to 73.4% (Llama-3-8B heads) and from 68.2% to 82.8%
 // (70B). Streaming hints beat plain accesses here by 0.3 to 2.5 points, unlike the elementwise
 // kernels: every line of query and key is read and written once and nothing else is reused but
-// the cache rows, which the hints keep out of the way of.
+// the cache rows, which the hints keep out of the way of. Before its dependent wait each block
+// asks for its heads' rotated columns in L2 (Note [Prefetch before the wait] in
+// dependent_launch.cuh): 93.5 -> 97.9% on the bandwidth shape, 74.9 -> 86.1% (8B) and
+// 82.9 -> 89.8% (70B) on the prefill shapes (bench/results/2026-12-02-h200-row-prefetch.md).
 //
 // Indices are 32-bit when the chunks of the call number fewer than 2^31 (every model's call),
 // 64-bit otherwise (Index); offsets into query and key are 64-bit either way. Columns R..D-1
@@ -72,6 +75,7 @@ __device__ __forceinline__ void rotate_pair(T& x1, T& x2, float c, float s) {
 template <class T>
 struct NeoxVector {
   static constexpr int kV = Vec<T>::kSize;
+  static constexpr bool kAligned = true;  // head rows 16-byte aligned (the path's refusal)
   struct Data {
     Vec<T> x1, x2;
   };
@@ -108,6 +112,7 @@ __device__ __forceinline__ HalfVec<T> load_half_vec(const T* p) {
 template <class T>
 struct InterleavedVector {
   static constexpr int kV = Vec<T>::kSize;
+  static constexpr bool kAligned = true;
   using Data = Vec<T>;
   struct CosSin {
     HalfVec<T> c, s;
@@ -129,6 +134,7 @@ struct InterleavedVector {
 
 template <class T, bool kNeox>
 struct GeneralPair {
+  static constexpr bool kAligned = false;  // any alignment
   struct Data {
     T x1, x2;
   };
@@ -155,6 +161,23 @@ struct GeneralPair {
   }
 };
 
+// One head of one token: query's heads come before key's.
+template <class T>
+struct HeadRow {
+  std::int64_t token, head;
+  T* row;
+};
+template <class T, class Index>
+__device__ __forceinline__ HeadRow<T> head_row(const RopeParams& p, Index head_of_token,
+                                               Index heads) {
+  const auto head = static_cast<std::int64_t>(head_of_token % heads);
+  const auto token = static_cast<std::int64_t>(head_of_token / heads);
+  T* row = head < p.q_heads
+               ? static_cast<T*>(p.query) + (token * p.q_heads + head) * p.head_size
+               : static_cast<T*>(p.key) + (token * p.k_heads + (head - p.q_heads)) * p.head_size;
+  return {token, head, row};
+}
+
 // Index: std::uint32_t when the call's chunks number fewer than 2^31, else std::uint64_t.
 template <class Path, class T, class I, class Index>
 __global__ void __launch_bounds__(kRopeThreads) rope_kernel(RopeParams p) {
@@ -162,16 +185,20 @@ __global__ void __launch_bounds__(kRopeThreads) rope_kernel(RopeParams p) {
   const auto chunks = static_cast<Index>(p.chunks);
   const Index total = static_cast<Index>(p.tokens) * heads * chunks;
   const Index step = static_cast<Index>(gridDim.x) * kRopeThreads;
+  const Index mine = static_cast<Index>(blockIdx.x) * kRopeThreads + threadIdx.x;
+  // Before the wait, the thread of a head's first chunk (or of the block's first, which may fall
+  // inside a head) asks for the head's rotated columns in L2 (Note [Prefetch before the wait] in
+  // dependent_launch.cuh); aligned paths only. The positions and cache rows wait: which rows is
+  // what the previous kernel may be writing.
+  if constexpr (Path::kAligned) {
+    if (mine < total && (mine % chunks == 0 || threadIdx.x == 0))
+      prefetch_l2(head_row<T>(p, mine / chunks, heads).row,
+                  static_cast<std::uint32_t>(2 * p.half * static_cast<std::int64_t>(sizeof(T))));
+  }
   begin_dependent_kernel();
-  for (Index i = static_cast<Index>(blockIdx.x) * kRopeThreads + threadIdx.x; i < total;
-       i += step) {
+  for (Index i = mine; i < total; i += step) {
     const Index chunk = i % chunks;
-    const Index head_of_token = i / chunks;
-    const auto head = static_cast<std::int64_t>(head_of_token % heads);
-    const auto token = static_cast<std::int64_t>(head_of_token / heads);
-    T* row = head < p.q_heads
-                 ? static_cast<T*>(p.query) + (token * p.q_heads + head) * p.head_size
-                 : static_cast<T*>(p.key) + (token * p.k_heads + (head - p.q_heads)) * p.head_size;
+    const auto [token, head, row] = head_row<T>(p, i / chunks, heads);
     const auto c = static_cast<int>(chunk);
     const typename Path::Data data = Path::load(row, c, p.half);
     const auto position = static_cast<std::int64_t>(static_cast<const I*>(p.positions)[token]);
