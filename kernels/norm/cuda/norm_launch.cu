@@ -94,7 +94,10 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
     case NormPath::kShared:
       // Four vectors per thread and pass, as the block path holds, but no fewer than 256
       // threads: the passes over shared memory are each thread's serial chain (rows of 4096
-      // 16-bit elements: 74-76% of the copy ceiling with 256 threads, 70% with 128).
+      // 16-bit elements: 74-76% of the copy ceiling with 256 threads, 70% with 128). Fewer,
+      // longer-working threads (more blocks per SM where shared memory allows) lost everywhere:
+      // 8 vectors per thread took LayerNorm [4096, 16384] from 83.1% to 77.8% and
+      // FusedAddRMSNorm's from 92.8% to 90.6% (bench/results/2026-12-02-h200-row-prefetch.md).
       launch.threads = std::clamp(
           round_up((vectors + kNormVectorsPerLane - 1) / kNormVectorsPerLane, 32), 256, 1024);
       launch.shared_bytes = static_cast<int>(n * dtype_size(dtype)) * staged_rows(op);
