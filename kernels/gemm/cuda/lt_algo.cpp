@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "kernels/gemm/cuda/cublas_library.hpp"
 #include "tileops/core/error.hpp"
 
 namespace tileops::kernels::cuda {
@@ -15,8 +16,8 @@ template <class T>
 T config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attribute) {
   T value{};
   std::size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value), &written) !=
-      CUBLAS_STATUS_SUCCESS)
+  if (cublas().cublasLtMatmulAlgoConfigGetAttribute(&algo, attribute, &value, sizeof(value),
+                                                    &written) != CUBLAS_STATUS_SUCCESS)
     return T{};
   return value;
 }
@@ -25,12 +26,14 @@ T config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t 
 
 void throw_cublaslt_error(cublasStatus_t status, const char* call, const char* file, int line) {
   throw CudaError(fmt::format("cuBLASLt error at {}:{}: {}: {} ({})", file, line, call,
-                              cublasLtGetStatusName(status), cublasLtGetStatusString(status)));
+                              cublas().cublasLtGetStatusName(status),
+                              cublas().cublasLtGetStatusString(status)));
 }
 
 void throw_cublas_error(cublasStatus_t status, const char* call, const char* file, int line) {
   throw CudaError(fmt::format("cuBLAS error at {}:{}: {}: {} ({})", file, line, call,
-                              cublasLtGetStatusName(status), cublasLtGetStatusString(status)));
+                              cublas().cublasLtGetStatusName(status),
+                              cublas().cublasLtGetStatusString(status)));
 }
 
 bool same_algo(const cublasLtMatmulAlgo_t& a, const cublasLtMatmulAlgo_t& b) {
@@ -49,7 +52,7 @@ std::string describe_algo(const cublasLtMatmulAlgo_t& algo) {
 std::string encode_algo(const cublasLtMatmulAlgo_t& algo, double microseconds) {
   std::string hex;
   for (std::uint64_t word : algo.data) hex += fmt::format("{:016x}", word);
-  return fmt::format("cublaslt {} {} {:.2f}", cublasLtGetVersion(), hex, microseconds);
+  return fmt::format("cublaslt {} {} {:.2f}", cublas().cublasLtGetVersion(), hex, microseconds);
 }
 
 std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::string* why) {
@@ -60,9 +63,9 @@ std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::st
     *why = fmt::format("'{}' is not a stored cuBLASLt algorithm", text);
     return std::nullopt;
   }
-  if (version != cublasLtGetVersion()) {
+  if (version != cublas().cublasLtGetVersion()) {
     *why = fmt::format("stored by cuBLASLt {}, and this process runs {}", version,
-                       cublasLtGetVersion());
+                       cublas().cublasLtGetVersion());
     return std::nullopt;
   }
   cublasLtMatmulAlgo_t algo{};

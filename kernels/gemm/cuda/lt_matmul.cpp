@@ -2,8 +2,6 @@
 // cuBLASLt product, with the classic cuBLAS API as one more tuning candidate.
 #include "kernels/gemm/cuda/lt_matmul.hpp"
 
-#include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -24,6 +22,7 @@
 
 #include "cuda/check.hpp"
 #include "cuda/runtime.hpp"
+#include "kernels/gemm/cuda/cublas_library.hpp"
 #include "kernels/gemm/cuda/empty_product.hpp"
 #include "kernels/gemm/cuda/lt_algo.hpp"
 #include "tileops/core/error.hpp"
@@ -75,15 +74,16 @@ constexpr std::uint32_t kFloat32Reductions =
 bool reduces_in_float32(const cublasLtMatmulAlgo_t& algo) {
   std::uint32_t scheme = CUBLASLT_REDUCTION_SCHEME_NONE;
   std::size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &scheme,
-                                           sizeof(scheme), &written) != CUBLAS_STATUS_SUCCESS)
+  if (cublas().cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+                                                    &scheme, sizeof(scheme),
+                                                    &written) != CUBLAS_STATUS_SUCCESS)
     return false;
   return (scheme & ~kFloat32Reductions) == 0;
 }
 
 struct LayoutDeleter {
   void operator()(cublasLtMatrixLayout_t layout) const noexcept {
-    cublasLtMatrixLayoutDestroy(layout);
+    cublas().cublasLtMatrixLayoutDestroy(layout);
   }
 };
 using LayoutPtr = std::unique_ptr<cublasLtMatrixLayoutOpaque_t, LayoutDeleter>;
@@ -102,15 +102,15 @@ cudaDataType_t lt_type(DType dtype) {
 LayoutPtr make_layout(DType dtype, std::int64_t rows, std::int64_t cols, std::int64_t ld,
                       std::int64_t batch, std::int64_t batch_stride) {
   cublasLtMatrixLayout_t layout = nullptr;
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatrixLayoutCreate(&layout, lt_type(dtype),
-                                                    static_cast<std::uint64_t>(rows),
-                                                    static_cast<std::uint64_t>(cols), ld));
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatrixLayoutCreate(&layout, lt_type(dtype),
+                                                             static_cast<std::uint64_t>(rows),
+                                                             static_cast<std::uint64_t>(cols), ld));
   LayoutPtr owned(layout);
   if (batch > 1) {
     const auto count = static_cast<std::int32_t>(batch);
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(
+    TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatrixLayoutSetAttribute(
         layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatrixLayoutSetAttribute(
+    TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatrixLayoutSetAttribute(
         layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride, sizeof(batch_stride)));
   }
   return owned;
@@ -169,10 +169,10 @@ const DeviceLt& device_lt(int device) {
   cudaDeviceProp prop{};
   TILEOPS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   cublasLtHandle_t handle = nullptr;
-  TILEOPS_CUBLASLT_CHECK(cublasLtCreate(&handle));
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtCreate(&handle));
   cublasHandle_t classic = nullptr;
-  TILEOPS_CUBLAS_CHECK(cublasCreate(&classic));
-  TILEOPS_CUBLAS_CHECK(cublasSetMathMode(
+  TILEOPS_CUBLAS_CHECK(cublas().cublasCreate(&classic));
+  TILEOPS_CUBLAS_CHECK(cublas().cublasSetMathMode(
       classic, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
                                          CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
   DeviceLt& lt = devices[device];
@@ -224,15 +224,15 @@ struct LtMatmul::State {
   std::string last_detail;
 
   ~State() {
-    if (preference) cublasLtMatmulPreferenceDestroy(preference);
-    if (desc) cublasLtMatmulDescDestroy(desc);
+    if (preference) cublas().cublasLtMatmulPreferenceDestroy(preference);
+    if (desc) cublas().cublasLtMatmulDescDestroy(desc);
   }
 
   // The workspace `algo` needs for `l`, or nullopt when it cannot serve them.
   std::optional<std::size_t> check(const Layouts& l, const cublasLtMatmulAlgo_t& algo) const {
     cublasLtMatmulHeuristicResult_t result{};
-    if (cublasLtMatmulAlgoCheck(handle, desc, l.lt_a.get(), l.lt_b.get(), l.lt_out.get(),
-                                l.lt_out.get(), &algo, &result) != CUBLAS_STATUS_SUCCESS ||
+    if (cublas().cublasLtMatmulAlgoCheck(handle, desc, l.lt_a.get(), l.lt_b.get(), l.lt_out.get(),
+                                         l.lt_out.get(), &algo, &result) != CUBLAS_STATUS_SUCCESS ||
         result.workspaceSize > kMaxWorkspace)
       return std::nullopt;
     return result.workspaceSize;
@@ -241,7 +241,7 @@ struct LtMatmul::State {
   std::vector<cublasLtMatmulAlgo_t> heuristic(const Layouts& l) const {
     std::vector<cublasLtMatmulHeuristicResult_t> results(kCandidates);
     int returned = 0;
-    const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(
+    const cublasStatus_t status = cublas().cublasLtMatmulAlgoGetHeuristic(
         handle, desc, l.lt_a.get(), l.lt_b.get(), l.lt_out.get(), l.lt_out.get(), preference,
         kCandidates, results.data(), &returned);
     std::vector<cublasLtMatmulAlgo_t> algos;
@@ -307,16 +307,16 @@ struct LtMatmul::State {
   }
 
   void set_bias(const void* bias) {
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                                          &bias, sizeof(bias)));
+    TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulDescSetAttribute(
+        desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   }
 
   cublasStatus_t matmul(const LtProblem& p, const Layouts& l, const cublasLtMatmulAlgo_t& algo,
                         void* workspace, std::size_t workspace_bytes, cudaStream_t stream) const {
     const float alpha = 1.0f, beta = 0.0f;
-    return cublasLtMatmul(handle, desc, &alpha, p.b.data, l.lt_a.get(), p.a.data, l.lt_b.get(),
-                          &beta, p.out, l.lt_out.get(), p.out, l.lt_out.get(), &algo, workspace,
-                          workspace_bytes, stream);
+    return cublas().cublasLtMatmul(handle, desc, &alpha, p.b.data, l.lt_a.get(), p.a.data,
+                                   l.lt_b.get(), &beta, p.out, l.lt_out.get(), p.out,
+                                   l.lt_out.get(), &algo, workspace, workspace_bytes, stream);
   }
 
   bool classic_serves(const LtProblem& p) const {
@@ -340,18 +340,18 @@ struct LtMatmul::State {
                k = static_cast<int>(call.k);
     const auto lda = static_cast<int>(p.b.ld), ldb = static_cast<int>(p.a.ld);
     const std::lock_guard<std::mutex> lock(device->classic_mutex);
-    if (const cublasStatus_t status = cublasSetStream(device->classic, stream);
+    if (const cublasStatus_t status = cublas().cublasSetStream(device->classic, stream);
         status != CUBLAS_STATUS_SUCCESS)
       return status;
     if (const cublasStatus_t status =
-            cublasSetWorkspace(device->classic, workspace, kClassicWorkspace);
+            cublas().cublasSetWorkspace(device->classic, workspace, kClassicWorkspace);
         status != CUBLAS_STATUS_SUCCESS)
       return status;
     if (p.batch == 1)
-      return cublasGemmEx(device->classic, trans_a, trans_b, m, n, k, &alpha, p.b.data, type, lda,
-                          p.a.data, type, ldb, &beta, p.out, type, m, CUBLAS_COMPUTE_32F,
-                          CUBLAS_GEMM_DEFAULT_TENSOR_OP);
-    return cublasGemmStridedBatchedEx(
+      return cublas().cublasGemmEx(device->classic, trans_a, trans_b, m, n, k, &alpha, p.b.data,
+                                   type, lda, p.a.data, type, ldb, &beta, p.out, type, m,
+                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+    return cublas().cublasGemmStridedBatchedEx(
         device->classic, trans_a, trans_b, m, n, k, &alpha, p.b.data, type, lda, p.b.batch_stride,
         p.a.data, type, ldb, p.a.batch_stride, &beta, p.out, type, m, p.m * call.n,
         static_cast<int>(p.batch), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
@@ -371,39 +371,40 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   s.device = &device_lt(device);
   s.handle = s.device->handle;
   s.device_arch = device_lt(device).arch_name;
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescCreate(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  TILEOPS_CUBLASLT_CHECK(
+      cublas().cublasLtMatmulDescCreate(&s.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   const cublasOperation_t trans_a = call.b_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t trans_b = call.a_column_major ? CUBLAS_OP_T : CUBLAS_OP_N;
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                        &trans_a, sizeof(trans_a)));
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                        &trans_b, sizeof(trans_b)));
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulDescSetAttribute(
+      s.desc, CUBLASLT_MATMUL_DESC_TRANSA, &trans_a, sizeof(trans_a)));
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulDescSetAttribute(
+      s.desc, CUBLASLT_MATMUL_DESC_TRANSB, &trans_b, sizeof(trans_b)));
   if (call.has_bias) {
     const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
     const cudaDataType_t bias_type = lt_type(call.dtype);
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(s.desc, CUBLASLT_MATMUL_DESC_EPILOGUE,
-                                                          &epilogue, sizeof(epilogue)));
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulDescSetAttribute(
+    TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulDescSetAttribute(
+        s.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+    TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulDescSetAttribute(
         s.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof(bias_type)));
   }
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceCreate(&s.preference));
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulPreferenceCreate(&s.preference));
   const std::uint64_t max_workspace = kMaxWorkspace;
-  TILEOPS_CUBLASLT_CHECK(
-      cublasLtMatmulPreferenceSetAttribute(s.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                           &max_workspace, sizeof(max_workspace)));
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulPreferenceSetAttribute(
+      s.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &max_workspace,
+      sizeof(max_workspace)));
   const std::uint32_t alignment = call.access.alignment;
   for (cublasLtMatmulPreferenceAttributes_t attribute :
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-    TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(s.preference, attribute, &alignment,
-                                                                sizeof(alignment)));
+    TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulPreferenceSetAttribute(
+        s.preference, attribute, &alignment, sizeof(alignment)));
   // Note [Split-K in float32]: the manifest accumulates in float32 and rounds once. A split-K
   // algorithm that adds its partial sums in the output type (CUBLASLT_REDUCTION_SCHEME_INPLACE or
   // _OUTPUT_TYPE) rounds each partial to bfloat16 or float16 first, a few ulps off (seen on the
   // H200: a bf16 bmm of K = 16 off by 4 ulps); only reductions in the compute type, or none, are
   // offered, as torch asks when reduced-precision reductions are disallowed.
   const std::uint32_t reductions = kFloat32Reductions;
-  TILEOPS_CUBLASLT_CHECK(cublasLtMatmulPreferenceSetAttribute(
+  TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatmulPreferenceSetAttribute(
       s.preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &reductions, sizeof(reductions)));
   if (call.n == 0 || call.k == 0 || call.m_class == 0) return;  // cuBLASLt never runs
   s.candidates = s.heuristic(make_layouts(call, representative_problem(call)));
