@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
+#include <vector>
 
 #include "cuda_testing.hpp"
 #include "tileops/ops/norm.hpp"
@@ -291,6 +293,54 @@ TEST(CudaNorm, FewRowsAcrossClusterSizes) {
                    rows, n, dtype);
       }
   }
+}
+
+// Rows of standard normal values plus a per-row offset, offsets[row % count] (in units of the
+// values' standard deviation), on the device.
+Tensor offset_rows_gpu(std::int64_t rows, std::int64_t n, DType dtype, std::uint64_t seed,
+                       const std::vector<double>& offsets) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Tensor t = Tensor::empty({rows, n}, dtype);
+  auto* bytes = static_cast<unsigned char*>(t.data_ptr());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t i = 0; i < n; ++i)
+      store_from_double(dtype, offsets[static_cast<std::size_t>(r) % offsets.size()] + normal(rng),
+                        bytes + static_cast<std::size_t>(r * n + i) * t.itemsize());
+  return t.to(gpu(), dtype);
+}
+
+// Note [LayerNorm in one reduction]: a row whose mean is within sqrt(8) standard deviations of
+// zero takes var = E[x^2] - mean^2, one further out the centered second reduction. Rows of offsets
+// 0, 2.5 (inside), 3 (outside) and 300 (where E[x^2] - mean^2 keeps no correct digit in float32)
+// alternate, so that logical warps sharing a hardware warp disagree; each path that computes
+// LayerNorm from the moments is forced, with many rows (the register and staged kernels) and
+// with fewer rows than multiprocessors (the few-rows kernel, alone and in clusters).
+TEST(CudaNorm, LayerNormRowsNearAndFarFromZeroMean) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::vector<double> offsets = {0.0, 2.5, 3.0, 300.0};
+  struct Case {
+    const char* key;
+    std::int64_t n;
+    std::int64_t rows;
+  };
+  const Case cases[] = {
+      {"layer_norm_warp_sm90", 64, 64},     {"layer_norm_warp_sm90", 512, 300},
+      {"layer_norm_block_sm90", 4096, 300}, {"layer_norm_block_sm90", 4096, 4},
+      {"layer_norm_block_sm90", 16384, 4},  {"layer_norm_shared_sm90", 8192, 300},
+      {"layer_norm_shared_sm90", 8192, 4},
+  };
+  for (DType dtype : kFloatDTypes)
+    for (const Case& c : cases) {
+      SCOPED_TRACE(fmt::format("{} {} n={} rows={}", c.key, dtype_name(dtype), c.n, c.rows));
+      EnvGuard force("TILEOPS_FORCE", c.key);
+      LayerNormFwdOp op(Shape{c.n}, 1e-5);
+      run_and_check(op,
+                    {offset_rows_gpu(c.rows, c.n, dtype, next_seed(), offsets),
+                     random_gpu({c.n}, dtype, next_seed()), random_gpu({c.n}, dtype, next_seed())},
+                    CallOptions{poisoned_gpu({c.rows, c.n}, dtype)});
+      EXPECT_EQ(only_key(op, "layer_norm"), c.key);
+    }
 }
 
 // Each implementation forced on shapes it claims, checked; a misaligned call it refuses fails

@@ -21,17 +21,17 @@ inline constexpr int kNormMaxClusterBlocks = 8;
 // The sum of `value` over the blocks of the cluster, in every thread: each block writes its value
 // into its slot of every block's `slots`, one cluster barrier (release / acquire), then each block
 // adds its own slots. No block reads another's memory, so none has to wait before it exits.
-template <int kCluster>
-__device__ __forceinline__ float cluster_sum(float value, float* slots) {
+template <int kCluster, class V>
+__device__ __forceinline__ V cluster_sum(V value, V* slots) {
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   if (threadIdx.x < kCluster)
     *cluster.map_shared_rank(&slots[cluster.block_rank()], threadIdx.x) = value;
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::
                    : "memory");
-  float total = 0.0f;
+  V total{};
 #pragma unroll
-  for (int r = 0; r < kCluster; ++r) total += slots[r];
+  for (int r = 0; r < kCluster; ++r) total = sum_of(total, slots[r]);
   return total;
 }
 
@@ -49,7 +49,9 @@ __global__ void __launch_bounds__(1024) norm_few_rows_kernel(NormParams p) {
   using V = Vec<T>;
   constexpr int kN = V::kSize;
   __shared__ BlockSumStorage storage;
+  __shared__ BlockSumStorageOf<float2> pair_storage;
   __shared__ float slots[2][kCluster];
+  __shared__ float2 pair_slots[kCluster];
   const int rank =
       kCluster > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
   const int n_vec = static_cast<int>(p.n / kN);
@@ -93,34 +95,50 @@ __global__ void __launch_bounds__(1024) norm_few_rows_kernel(NormParams p) {
     for (int e = 0; e < kN; ++e) a.v[e] = from_float<T>(to_float(a.v[e]) + to_float(r.v[e]));
   }
 
-  // RMSNorm and the fused op sum squares; LayerNorm sums the elements, then the centered squares
-  // (no cancellation of E[x^2] - mean^2). Elements past the row are zeros and add nothing.
-  float sum = 0.0f;
-#pragma unroll
-  for (int e = 0; e < kN; ++e) {
-    const float f = to_float(a.v[e]);
-    sum += kKind == NormKind::kLayer ? f : f * f;
-  }
-  float total = block_sum(sum, storage);
-  if constexpr (kCluster > 1) {
-    asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
-    total = cluster_sum<kCluster>(total, slots[0]);
-  }
+  // RMSNorm and the fused op sum squares; LayerNorm sums the elements and their squares (Note
+  // [LayerNorm in one reduction]). Elements past the row are zeros and add nothing.
   RowScale rs{0.0f, 0.0f};
   if constexpr (kKind == NormKind::kLayer) {
-    rs.mean = total * inv_n;
-    float centered = 0.0f;
-    if (holds) {
+    float2 sums{0.0f, 0.0f};
 #pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        const float d = to_float(a.v[e]) - rs.mean;
-        centered += d * d;
-      }
+    for (int e = 0; e < kN; ++e) {
+      const float f = to_float(a.v[e]);
+      sums.x += f;
+      sums.y += f * f;
     }
-    float squares = block_sum(centered, storage);
-    if constexpr (kCluster > 1) squares = cluster_sum<kCluster>(squares, slots[1]);
-    rs.scale = rsqrtf(squares * inv_n + p.eps);
+    sums = block_sum(sums, pair_storage);
+    if constexpr (kCluster > 1) {
+      asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+      sums = cluster_sum<kCluster>(sums, pair_slots);
+    }
+    rs.mean = sums.x * inv_n;
+    float variance = 0.0f;
+    if (!variance_from_moments<T>(rs.mean, sums.y * inv_n, &variance)) {
+      float centered = 0.0f;
+      if (holds) {
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float d = to_float(a.v[e]) - rs.mean;
+          centered += d * d;
+        }
+      }
+      centered = block_sum(centered, storage);
+      if constexpr (kCluster > 1) centered = cluster_sum<kCluster>(centered, slots[1]);
+      variance = centered * inv_n;
+    }
+    rs.scale = rsqrtf(variance + p.eps);
   } else {
+    float sum = 0.0f;
+#pragma unroll
+    for (int e = 0; e < kN; ++e) {
+      const float f = to_float(a.v[e]);
+      sum += f * f;
+    }
+    float total = block_sum(sum, storage);
+    if constexpr (kCluster > 1) {
+      asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+      total = cluster_sum<kCluster>(total, slots[0]);
+    }
     rs.scale = rsqrtf(total * inv_n + p.eps);
   }
   if (holds) {

@@ -33,6 +33,7 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
   extern __shared__ __align__(128) unsigned char staged[];
   __shared__ StageBarrier loaded;
   __shared__ BlockSumStorage storage;
+  __shared__ BlockSumStorageOf<float2> pair_storage;
   const int n_vec = static_cast<int>(p.n / kN);
   const auto row_bytes = static_cast<unsigned>(p.n * static_cast<std::int64_t>(sizeof(T)));
   const T* weight = static_cast<const T*>(p.weight);
@@ -63,24 +64,33 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
 
   RowScale rs;
   if constexpr (kKind == NormKind::kLayer) {
-    float sum = 0.0f;
-    for_each_row_vector(n_vec, [&](int v) {
-      const V a = row_x[v];
-#pragma unroll
-      for (int e = 0; e < kN; ++e) sum += to_float(a.v[e]);
-    });
-    const float mean = block_sum(sum, storage) * inv_n;
-    // Centered, from shared memory: no cancellation of E[x^2] - mean^2.
-    float centered = 0.0f;
+    float2 sums{0.0f, 0.0f};
     for_each_row_vector(n_vec, [&](int v) {
       const V a = row_x[v];
 #pragma unroll
       for (int e = 0; e < kN; ++e) {
-        const float d = to_float(a.v[e]) - mean;
-        centered += d * d;
+        const float f = to_float(a.v[e]);
+        sums.x += f;
+        sums.y += f * f;
       }
     });
-    rs = {mean, rsqrtf(block_sum(centered, storage) * inv_n + p.eps)};
+    sums = block_sum(sums, pair_storage);
+    const float mean = sums.x * inv_n;
+    float variance = 0.0f;
+    if (!variance_from_moments<T>(mean, sums.y * inv_n, &variance)) {
+      // Note [LayerNorm in one reduction]: centered, from shared memory.
+      float centered = 0.0f;
+      for_each_row_vector(n_vec, [&](int v) {
+        const V a = row_x[v];
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float d = to_float(a.v[e]) - mean;
+          centered += d * d;
+        }
+      });
+      variance = block_sum(centered, storage) * inv_n;
+    }
+    rs = {mean, rsqrtf(variance + p.eps)};
   } else {
     float squares = 0.0f;
     T* residual = static_cast<T*>(p.residual) + offset;
