@@ -310,8 +310,9 @@ Tensor offset_rows_gpu(std::int64_t rows, std::int64_t n, DType dtype, std::uint
   return t.to(gpu(), dtype);
 }
 
-// Note [LayerNorm in one reduction]: a row whose mean is within sqrt(8) standard deviations of
-// zero takes var = E[x^2] - mean^2, one further out the centered second reduction. Rows of offsets
+// A row whose mean is within sqrt(8) standard deviations of zero takes var = E[x^2] - mean^2, one
+// further out the centered second reduction (Note [LayerNorm in one reduction] in
+// kernels/norm/cuda/norm.cuh). Rows of offsets
 // 0, 2.5 (inside), 3 (outside) and 300 (where E[x^2] - mean^2 keeps no correct digit in float32)
 // alternate, so that logical warps sharing a hardware warp disagree; each path that computes
 // LayerNorm from the moments is forced, with many rows (the register and staged kernels) and

@@ -168,15 +168,19 @@ __device__ __forceinline__ V row_sum(V value, BlockSumStorageOf<V>& storage) {
 //   FusedAddRMSNorm                1.56 / 2.16         1.48 / 1.59         1.54 / 1.56
 //   rows of 16384 (R / L / F)                          1.75 / 2.60 / 1.94  1.56 / 2.36 / 1.69
 //
-// So rows of up to 512 vectors take one block, longer ones blocks of about 128 vectors, at most
-// 8. At 32 rows of 4096 every cluster lost to one block per row (RMSNorm 1.48 us alone, 1.77 in
-// clusters of 4), so the cluster shrinks as the rows grow (few_rows_cluster in norm_launch.cu).
-// FusedAddRMSNorm stores the updated residual after the exchanges: stored before them, the
-// release of the cluster barrier (MEMBAR.ALL.GPU in SASS) waited for the store, and the op ran
-// 0.1-0.2 us slower in clusters (1.65 / 1.70 us at 4096 / 8192 in clusters of 4). Its rows of 4096
-// measure 0.08 us faster in clusters of 4 than alone; not taken yet (not measured in `tileops
-// bench`). The prototypes stay up to 0.1 us faster at 4096 (they assume exact slices and a
-// weight); the staged few-rows kernel and the register kernel without the split are gone.
+// LayerNorm in one reduction (Note [LayerNorm in one reduction]), same harness, rows of 4096 /
+// 8192, us: clusters of 1, 2, 4, 8: 1.62 / 2.20, 1.61 / 1.95, 1.52 / 1.65, 1.57 / 1.59; and
+// FusedAddRMSNorm at 4096: 1.58, 1.55, 1.50, 1.53; RMSNorm at 4096: 1.41, 1.49, 1.44, 1.46.
+// So LayerNorm's rows of up to 256 vectors take one block, the other ops' of up to 512 (in
+// `tileops bench` FusedAddRMSNorm measured 1.57 us alone and 1.61 in clusters of 4); longer ones
+// blocks of about 128 vectors, at most 8. At 32 rows of 4096 every cluster lost
+// to one block per row (RMSNorm 1.48 us alone, 1.77 in clusters of 4), so the cluster shrinks as
+// the rows grow (few_rows_cluster in norm_launch.cu). FusedAddRMSNorm stores the updated residual
+// after the exchanges: stored before them, the release of the cluster barrier (MEMBAR.ALL.GPU in
+// SASS) waited for the store, and the op ran 0.1-0.2 us slower in clusters (1.65 / 1.70 us at 4096
+// / 8192 in clusters of 4). The prototypes stay up to
+// 0.1 us faster at 4096 (they assume exact slices and a weight); the staged few-rows kernel and the
+// register kernel without the split are gone.
 template <NormKind kKind, class T, int kThreads, int kVpt>
 __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(NormParams p) {
   using V = Vec<T>;
@@ -251,7 +255,7 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
       // when one needs it.
       if constexpr (kThreads > 0 && kThreads < 32) moments = __all_sync(0xffffffffu, moments);
       if (!moments) {
-        // Note [LayerNorm in one reduction]: centered, on the registers.
+        // Centered, on the registers (Note [LayerNorm in one reduction]).
         float centered = 0.0f;
 #pragma unroll
         for (int j = 0; j < kVpt; ++j) {

@@ -53,15 +53,20 @@ void allow_shared_bytes(const void* kernel, int bytes) {
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
-// Note [Few rows] in norm.cuh: rows of up to 512 vectors in one block; longer rows split over a
-// cluster of blocks of about 128 vectors each, at most kNormMaxClusterBlocks blocks, never more
-// than 1024 vectors a block.
+// Note [Few rows] in norm.cuh: LayerNorm's rows of up to 256 vectors in one block, the other
+// ops' of up to 512; longer rows split over a cluster of blocks of about 128 vectors each, at most
+// kNormMaxClusterBlocks blocks, never more than 1024 vectors a block. At rows of 512 vectors
+// LayerNorm (in one reduction since Note [LayerNorm in one reduction]) took 1.60 us in one block
+// and 1.54 us in a cluster of 4 in `tileops bench`; FusedAddRMSNorm, 0.08 us faster in clusters of
+// 4 in the experiment, measured 1.57 us alone and 1.61 us in clusters of 4 there, so it stays
+// alone (bench/results/2026-12-03-h200-layer-norm-one-reduction.md).
 void plan_few_rows(NormLaunch& launch, NormOp op, NormPath path, DType dtype) {
   const std::int64_t vectors = launch.vectors;
   if (vectors > kNormFewRowsVectors) return;
   for (int k = 0; k < 4; ++k) launch.few_rows_kernels[k] = kernel_for(op, path, dtype, 0, 1 << k);
   launch.few_rows_min_cluster = power_of_two_at_least((vectors + 1023) / 1024);
-  launch.few_rows_cluster = vectors <= 512
+  const std::int64_t one_block_vectors = op == NormOp::kLayer ? 256 : 512;
+  launch.few_rows_cluster = vectors <= one_block_vectors
                                 ? 1
                                 : std::clamp(power_of_two_at_least((vectors + 127) / 128),
                                              launch.few_rows_min_cluster, kNormMaxClusterBlocks);

@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(1024) norm_staged_kernel(NormParams p) {
     const float mean = sums.x * inv_n;
     float variance = 0.0f;
     if (!variance_from_moments<T>(mean, sums.y * inv_n, &variance)) {
-      // Note [LayerNorm in one reduction]: centered, from shared memory.
+      // Centered, from shared memory (Note [LayerNorm in one reduction]).
       float centered = 0.0f;
       for_each_row_vector(n_vec, [&](int v) {
         const V a = row_x[v];
