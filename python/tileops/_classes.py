@@ -16,17 +16,25 @@ from ._arrays import converter_for, stream_for
 _torch = None
 
 
+def _not_compiling():
+    return False
+
+
+# Whether torch.compile is tracing the caller: torch.compiler.is_compiling itself once the compile
+# boundary is loaded (the tracer folds that function to True), a function returning False before.
+# Held as a module global so that a call costs one function call, not a chain of them (the eager
+# call's Python part: docs/python.md, "Host time").
+_is_compiling = _not_compiling
+
+
 def _with_torch():
     """The compile boundary module, loaded when the process has imported torch."""
-    global _torch
+    global _torch, _is_compiling
     if _torch is None and "torch" in sys.modules:
         from . import _torch as module
         _torch = module
+        _is_compiling = module.torch.compiler.is_compiling
     return _torch
-
-
-def _compiling():
-    return _torch is not None and _torch.compiling()
 
 _P = inspect.Parameter
 
@@ -78,7 +86,8 @@ def _docstring(entry):
 class OpBase:
     """What every generated op class shares: the C++ instance and its introspection."""
 
-    __slots__ = ("_op", "_key", "__weakref__")
+    # _call_torch: the C++ instance's call_torch, bound once (Note [The torch fast path]).
+    __slots__ = ("_op", "_key", "_call_torch", "__weakref__")
 
     @property
     def last_call(self):
@@ -132,32 +141,38 @@ def make_class(entry):
         given = {k: v for k, v in bound.arguments.items() if k not in ("self", "target")}
         self._op = _C.Op(name, given, bound.arguments.get("target"))
         self._key = self._op.instance_key
+        self._call_torch = self._op.call_torch
         torch_boundary = _with_torch()
         if torch_boundary is not None:
             torch_boundary.register(self)
 
-    def __call__(self, *args, **kwargs):
-        if _compiling():
+    def __call__(self, *args, out=None, **kwargs):
+        if _is_compiling():
             # Traced by torch.compile: the call is the branch's torch operator (tileops._torch),
             # reached without inspect, which the tracer does not follow.
             arrays = list(args) + [kwargs.get(n) for n in input_names[len(args):]]
-            return _torch.call(self, arrays, kwargs.get("out"), buffer_index)
-        if not kwargs or (len(kwargs) == 1 and "out" in kwargs):
+            return _torch.call(self, arrays, out, buffer_index)
+        if not kwargs:
             # torch tensors by position: one crossing into C++ (Note [The torch fast path] in
-            # python/src/ops.cpp); NotImplemented for anything the general path below must serve.
-            result = self._op.call_torch(args, kwargs.get("out"))
+            # python/src/ops.cpp); NotImplemented for anything the general path must serve.
+            result = self._call_torch(args, out)
             if result is not NotImplemented:
                 return result
+        return call_general(self, args, out, kwargs)
+
+    def call_general(self, args, out, kwargs):
+        """Any call: other array types, inputs by keyword, an instance made before torch."""
         boundary = _torch if _torch is not None else _with_torch()
         if boundary is not None and self._key not in boundary._instances:
             boundary.register(self)  # made before torch was imported: reachable from now on
-        if required_count <= len(args) <= n_inputs and kwargs.keys() <= {"out"}:
+        if required_count <= len(args) <= n_inputs and not kwargs:
             # The usual call, inputs by position: no Signature.bind, which costs microseconds.
             arrays = list(args) + [None] * (n_inputs - len(args))
-            out = kwargs.get("out")
             if out is not None and buffer_index is None:
-                call_sig.bind(self, *args, **kwargs)  # raises the TypeError for out=
+                call_sig.bind(self, *args, out=out)  # raises the TypeError for out=
         else:
+            if out is not None:
+                kwargs = dict(kwargs, out=out)
             bound = call_sig.bind(self, *args, **kwargs)
             arrays = [bound.arguments.get(n) for n in input_names]
             out = bound.arguments.get("out")

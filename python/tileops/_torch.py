@@ -211,7 +211,3 @@ def call(instance, arrays, out, buffer_index):
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-
-def compiling():
-    return torch.compiler.is_compiling()
