@@ -181,15 +181,19 @@ Tensor take_any_capsule(PyObject* c, const char* what) {
 
 }  // namespace
 
-std::optional<Tensor> import_torch(nb::handle array) {
+bool import_torch(nb::handle array, std::optional<Tensor>& into) {
   if (const TorchExport& e = torch_export(); e.unpack != nullptr) {
-    Tensor tensor;
-    if (e.unpack(array.ptr(), &tensor) != 0) return tensor;
-    return std::nullopt;  // declined: the general path raises the usual error for it
+    if (e.unpack(array.ptr(), &into.emplace()) != 0) return true;
+    into.reset();  // declined: the general path raises the usual error for it
+    return false;
   }
   const nb::object capsule = torch_capsule(array);
-  if (!capsule.is_valid()) return std::nullopt;
-  return take_any_capsule(capsule.ptr(), "torch._C._to_dlpack");
+  if (!capsule.is_valid()) {
+    into.reset();
+    return false;
+  }
+  into = take_any_capsule(capsule.ptr(), "torch._C._to_dlpack");
+  return true;
 }
 
 nb::object export_torch(const Tensor& tensor) {

@@ -31,9 +31,11 @@ struct DLPackTensor {
 };
 
 // The torch fast path (Note [The torch fast path] in ops.cpp), through the torch functions
-// tileops._torch registers (_set_torch_export). The tensor behind `array`, sharing its memory, or
-// nullopt when `array` is no torch tensor, needs a gradient, or no functions are registered.
-std::optional<Tensor> import_torch(nanobind::handle array);
+// tileops._torch registers (_set_torch_export). Writes the tensor behind `array`, sharing its
+// memory, into `into` (in place: a Tensor is a few hundred bytes, and this runs per tensor per
+// call) and returns true; false, with `into` empty, when `array` is no torch tensor, needs a
+// gradient, or no functions are registered.
+bool import_torch(nanobind::handle array, std::optional<Tensor>& into);
 // A torch tensor sharing `tensor`'s memory, written on torch's current stream (no ordering).
 nanobind::object export_torch(const Tensor& tensor);
 // The DLPack number of torch's current stream on CUDA device `index`.

@@ -8,11 +8,13 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "arrays.hpp"
 #include "streams.hpp"
+#include "tileops/core/small_vector.hpp"
 #include "tileops/op/dispatch.hpp"
 #include "tileops/op/registry.hpp"
 #include "values.hpp"
@@ -126,31 +128,28 @@ class PyOp {
     if (!torch_reachable_ || !torch_functions_registered() || given < required_inputs_ ||
         given > e.inputs.size() || (!out.is_none() && !buffer_output_))
       return nb::borrow(Py_NotImplemented);
-    std::vector<std::optional<Tensor>> tensors(e.inputs.size());
-    for (std::size_t i = 0; i < given; ++i) {
-      if (args[i].is_none()) continue;
-      tensors[i] = import_torch(args[i]);
-      if (!tensors[i]) return nb::borrow(Py_NotImplemented);
-    }
+    // Inline for the usual few inputs: no allocation for the list itself.
+    SmallVector<std::optional<Tensor>, 4> tensors;
+    for (std::size_t i = 0; i < e.inputs.size(); ++i) tensors.emplace_back();
+    for (std::size_t i = 0; i < given; ++i)
+      if (!args[i].is_none() && !import_torch(args[i], tensors[i]))
+        return nb::borrow(Py_NotImplemented);
     CallOptions options;
-    if (!out.is_none()) {
-      options.out = import_torch(out);
-      if (!options.out) return nb::borrow(Py_NotImplemented);
-    }
+    if (!out.is_none() && !import_torch(out, options.out)) return nb::borrow(Py_NotImplemented);
+    const std::span<const std::optional<Tensor>> inputs(tensors.data(), tensors.size());
     const CallResult result =
-        run(tensors, options, stream_of_call(tensors, options, torch_current_stream));
-    std::vector<nb::object> outputs;
-    for (std::size_t i = 0; i < result.size(); ++i) {
-      if (options.out && i == *buffer_output_)
-        outputs.push_back(nb::borrow(out));
-      else
-        outputs.push_back(result[i] ? export_torch(*result[i]) : nb::none());
-    }
-    if (outputs.empty()) return nb::none();
-    if (outputs.size() == 1) return outputs[0];
-    nb::list all;
-    for (nb::object& o : outputs) all.append(std::move(o));
-    return nb::tuple(all);
+        run(inputs, options, stream_of_call(inputs, options, torch_current_stream));
+    auto output = [&](std::size_t i) -> nb::object {
+      if (options.out && i == *buffer_output_) return nb::borrow(out);
+      return result[i] ? export_torch(*result[i]) : nb::none();
+    };
+    if (result.size() == 0) return nb::none();
+    if (result.size() == 1) return output(0);
+    nb::tuple all = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(result.size())));
+    if (!all.is_valid()) throw nb::python_error();
+    for (std::size_t i = 0; i < result.size(); ++i)
+      PyTuple_SET_ITEM(all.ptr(), static_cast<Py_ssize_t>(i), output(i).release().ptr());
+    return all;
   }
 
   // The compile boundary can find this instance by its key (tileops._torch.register).
@@ -273,7 +272,7 @@ class PyOp {
   // The call's stream: on the device of its first CUDA tensor (the out buffer first), the stream
   // `number_on(device)` numbers; nullopt for a CPU call.
   template <class NumberOn>
-  static std::optional<Stream> stream_of_call(const std::vector<std::optional<Tensor>>& tensors,
+  static std::optional<Stream> stream_of_call(std::span<const std::optional<Tensor>> tensors,
                                               const CallOptions& options, NumberOn&& number_on) {
     const Tensor* cuda_tensor =
         options.out && options.out->device().is_cuda() ? &*options.out : nullptr;
@@ -285,7 +284,7 @@ class PyOp {
   }
 
   // The instance's call with the GIL released, on `stream` when given.
-  CallResult run(const std::vector<std::optional<Tensor>>& tensors, const CallOptions& options,
+  CallResult run(std::span<const std::optional<Tensor>> tensors, const CallOptions& options,
                  const std::optional<Stream>& stream) {
     const nb::gil_scoped_release unlocked;
     if (!stream) return op_->call(tensors, options);

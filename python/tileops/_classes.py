@@ -7,6 +7,7 @@ real `inspect.Signature`s, so help() and editors show them, and a wrong argument
 Python gives for any function.
 """
 import inspect
+import keyword
 import sys
 
 from . import _C
@@ -20,20 +21,23 @@ def _not_compiling():
     return False
 
 
-# Whether torch.compile is tracing the caller: torch.compiler.is_compiling itself once the compile
-# boundary is loaded (the tracer folds that function to True), a function returning False before.
-# Held as a module global so that a call costs one function call, not a chain of them (the eager
-# call's Python part: docs/python.md, "Host time").
-_is_compiling = _not_compiling
+# Whether torch.compile's tracer (dynamo) is evaluating the caller: torch.compiler.
+# is_dynamo_compiling once the compile boundary is loaded, a function returning False before. In
+# eager code that function is a bare `return False`, the cheapest call torch offers, and dynamo folds
+# it to True, so a traced call reaches the torch operator. Tracing that runs the Python code itself
+# (torch.export's non-strict mode, AOT tracing) passes tensors the fast path declines, and the
+# general path asks torch.compiler.is_compiling() (call_general). Held as a module global so that a
+# call costs one function call, not a chain of them (docs/python.md, "Host time").
+_is_dynamo_compiling = _not_compiling
 
 
 def _with_torch():
     """The compile boundary module, loaded when the process has imported torch."""
-    global _torch, _is_compiling
+    global _torch, _is_dynamo_compiling
     if _torch is None and "torch" in sys.modules:
         from . import _torch as module
         _torch = module
-        _is_compiling = module.torch.compiler.is_compiling
+        _is_dynamo_compiling = module.torch.compiler.is_dynamo_compiling
     return _torch
 
 _P = inspect.Parameter
@@ -125,6 +129,55 @@ class OpBase:
         return f"<tileops.{type(self).__name__} {self._op.instance_key}>"
 
 
+def _plain_names(names):
+    """Whether every input name can be a parameter of a generated function."""
+    return all(n.isidentifier() and not keyword.iskeyword(n) and n not in ("self", "out")
+               for n in names)
+
+
+def _make_call(input_names, required_count, has_out, traced_call, call_general):
+    """The class's __call__, with the entry's own parameters.
+
+    Calling an instance of a Python class costs CPython a tuple and a dict for the arguments
+    (slot_tp_call); a `*args, **kwargs` function then copies both again. A function whose
+    parameters are the inputs' names takes them straight from that tuple and dict, and the usual
+    call (torch tensors by position or by name) crosses into C++ once, in `_call_torch` (Note [The
+    torch fast path] in python/src/ops.cpp). Python's own TypeError reports a missing, extra or
+    unknown argument, as Signature.bind did. Input names that cannot be parameters keep a `*args`
+    signature. The function is compiled in this module's namespace, so that it reads
+    `_is_dynamo_compiling` as it is when called; the class's own helpers are its closure.
+    """
+    if _plain_names(input_names):
+        params = [n if i < required_count else f"{n}=None" for i, n in enumerate(input_names)]
+        if has_out:
+            params += ["*", "out=None"]
+        signature = ", ".join(params)
+        args = "(" + "".join(f"{n}, " for n in input_names) + ")"
+        out, kwargs, fast_when = ("out" if has_out else "None"), "{}", None
+    else:
+        signature, args, out, kwargs = "*args, out=None, **kwargs", "args", "out", "kwargs"
+        fast_when = "not kwargs"  # inputs by name go to the general path, which binds them
+    fast = f"""result = self._call_torch({args}, {out})
+        if result is not NotImplemented:
+            return result"""
+    if fast_when is not None:
+        fast = f"if {fast_when}:\n            " + fast.replace("\n", "\n    ")
+    # Under dynamo the first test folds to True and the call is the branch's torch operator
+    # (tileops._torch), reached without inspect, which the tracer does not follow.
+    source = f"""
+def factory(traced_call, call_general):
+    def __call__(self, {signature}):
+        if _is_dynamo_compiling():
+            return traced_call(self, {args}, {out}, {kwargs})
+        {fast}
+        return call_general(self, {args}, {out}, {kwargs})
+    return __call__
+"""
+    namespace = {}
+    exec(source, globals(), namespace)
+    return namespace["factory"](traced_call, call_general)
+
+
 def make_class(entry):
     init_sig = _init_signature(entry)
     call_sig = _call_signature(entry)
@@ -146,25 +199,16 @@ def make_class(entry):
         if torch_boundary is not None:
             torch_boundary.register(self)
 
-    def __call__(self, *args, out=None, **kwargs):
-        if _is_compiling():
-            # Traced by torch.compile: the call is the branch's torch operator (tileops._torch),
-            # reached without inspect, which the tracer does not follow.
-            arrays = list(args) + [kwargs.get(n) for n in input_names[len(args):]]
-            return _torch.call(self, arrays, out, buffer_index)
-        if not kwargs:
-            # torch tensors by position: one crossing into C++ (Note [The torch fast path] in
-            # python/src/ops.cpp); NotImplemented for anything the general path must serve.
-            result = self._call_torch(args, out)
-            if result is not NotImplemented:
-                return result
-        return call_general(self, args, out, kwargs)
-
     def call_general(self, args, out, kwargs):
         """Any call: other array types, inputs by keyword, an instance made before torch."""
         boundary = _torch if _torch is not None else _with_torch()
-        if boundary is not None and self._key not in boundary._instances:
-            boundary.register(self)  # made before torch was imported: reachable from now on
+        if boundary is not None:
+            if self._key not in boundary._instances:
+                boundary.register(self)  # made before torch was imported: reachable from now on
+            if boundary.torch.compiler.is_compiling():
+                # Traced by running Python (torch.export's non-strict mode, AOT tracing): fake
+                # tensors, which the fast path declined, go through the branch's torch operator.
+                return _traced_call(self, args, out, kwargs)
         if required_count <= len(args) <= n_inputs and not kwargs:
             # The usual call, inputs by position: no Signature.bind, which costs microseconds.
             arrays = list(args) + [None] * (n_inputs - len(args))
@@ -186,6 +230,13 @@ def make_class(entry):
             return None
         return converted[0] if len(converted) == 1 else tuple(converted)
 
+    def _traced_call(self, args, out, kwargs):
+        arrays = list(args) + [kwargs.get(n) for n in input_names[len(args):]]
+        return _torch.call(self, arrays, out, buffer_index)
+
+    __call__ = _make_call(input_names, required_count, buffer_index is not None, _traced_call,
+                          call_general)
+    __call__.__qualname__ = f"{name}.__call__"  # what Python's argument errors name
     __init__.__signature__ = init_sig
     __call__.__signature__ = call_sig
     return type(name, (OpBase,), {

@@ -13,7 +13,7 @@ DType dtype_of(at::ScalarType type);  // c10::TypeError for a dtype the library 
 at::ScalarType scalar_type_of(DType dtype);
 Device device_of(const at::Device& device);  // c10::NotImplementedError past CPU and CUDA
 
-// A view of `t` that holds it (a call's record may outlive the call).
+// A view of `t` that holds its storage (the view may outlive the call, as an output can).
 Tensor view_of(const at::Tensor& t);
 // An at::Tensor over `t`'s memory that holds `t`.
 at::Tensor torch_of(const Tensor& t);

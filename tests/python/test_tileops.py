@@ -265,6 +265,63 @@ def test_torch_calls_take_the_fast_path_and_anything_else_the_general_one():
                                  None) is NotImplemented
 
 
+def test_inputs_by_position_or_by_name_take_the_fast_path_and_bad_arguments_raise_type_error():
+    # The generated __call__ has the entry's own parameters (tileops/_classes.py, _make_call): a
+    # call by name crosses into C++ once, as one by position does, and Python's TypeError names
+    # the op and the argument.
+    torch = pytest.importorskip("torch")
+    op = tileops.RMSNormFwdOp([16], eps=1e-6)
+    assert str(inspect.signature(op)) == "(x, weight=None, *, out=None)"
+    crossed = []
+    call_torch = op._call_torch
+
+    def counting(args, out):
+        crossed.append(len(args))
+        return call_torch(args, out)
+
+    op._call_torch = counting
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.randn(3, 16, generator=g), torch.randn(16, generator=g)
+    want = rms_norm_oracle(x.double().numpy(), w.double().numpy(), 1e-6)
+    out = torch.full((3, 16), float("nan"))
+    for result in (op(x, w), op(x=x, weight=w), op(x, weight=w, out=out)):
+        np.testing.assert_allclose(result.double().numpy(), want, rtol=1e-5, atol=1e-6)
+    assert crossed == [2, 2, 2]
+    with pytest.raises(TypeError, match=r"RMSNormFwdOp.__call__\(\) got an unexpected keyword "
+                                        r"argument 'bias'"):
+        op(x, w, bias=w)
+    with pytest.raises(TypeError, match=r"RMSNormFwdOp.__call__\(\) missing 1 required "
+                                        r"positional argument: 'x'"):
+        op(weight=w)
+    with pytest.raises(TypeError, match="RMSNormFwdOp.__call__"):
+        op(x, w, w)
+    assert crossed == [2, 2, 2]  # none of the bad calls reached C++
+
+
+def test_input_names_that_cannot_be_parameters_keep_a_generic_call():
+    # _make_call's fallback for names such as a Python keyword: *args and **kwargs, the fast path
+    # for inputs by position only.
+    from tileops import _classes
+    seen = []
+
+    class Instance:
+        def _call_torch(self, args, out):
+            seen.append(("fast", args, out))
+            return NotImplemented if args == ("declined",) else "fast"
+
+    def general(self, args, out, kwargs):
+        seen.append(("general", args, out, kwargs))
+        return "general"
+
+    call = _classes._make_call(["lambda", "x"], 2, True, None, general)
+    assert str(inspect.signature(call)) == "(self, *args, out=None, **kwargs)"
+    assert call(Instance(), 1, 2, out=3) == "fast"
+    assert call(Instance(), "declined") == "general"
+    assert call(Instance(), 1, x=2) == "general"
+    assert seen == [("fast", (1, 2), 3), ("fast", ("declined",), None),
+                    ("general", ("declined",), None, {}), ("general", (1,), None, {"x": 2})]
+
+
 def test_an_op_made_before_torch_is_registered_takes_the_general_path_first():
     import subprocess
     import sys

@@ -91,6 +91,24 @@ def test_a_bad_call_fails_while_tracing_with_the_library_message():
             torch.ones(2, 64, dtype=torch.int32))
 
 
+@pytest.mark.parametrize("strict", [True, False])
+def test_torch_export_records_the_op_as_its_operator(strict):
+    # Strict export traces with dynamo (the fast path's first test folds to True); non-strict export
+    # runs the Python with fake tensors, which the fast path declines, and the general path sends
+    # them to the operator (tileops/_classes.py, call_general).
+    op = tileops.RMSNormFwdOp([64], eps=1e-6)
+
+    class Model(torch.nn.Module):
+        def forward(self, x, w):
+            return op(x, w) * 2
+
+    x, w = torch.randn(4, 64), torch.randn(64)
+    exported = torch.export.export(Model(), (x, w), strict=strict)
+    targets = [str(n.target) for n in exported.graph.nodes if n.op == "call_function"]
+    assert targets == ["tileops.norm_rms_norm_fwd.default", "aten.mul.Tensor"]
+    torch.testing.assert_close(exported.module()(x, w), op(x, w) * 2, rtol=0, atol=0)
+
+
 def test_the_operators_pass_opcheck():
     op = tileops.GeluAndMulFwdOp(approximate="tanh")
     x = torch.randn(3, 16)
