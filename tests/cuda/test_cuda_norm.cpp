@@ -261,6 +261,32 @@ TEST(CudaNorm, FewAndManyRowsOnTheBlockAndSharedPaths) {
         }
 }
 
+// FusedAddRMSNorm's rows of 512 to 1024 vectors take the few-rows kernel up to 16 rows per
+// multiprocessor (Note [FusedAddRMSNorm's prefill rows] in kernels/norm/cuda/norm_launch.cu): the
+// most rows it serves and one more (the block and staged kernels), at both ends of the length range
+// and just outside it (bfloat16; the other dtypes at both ends), unforced.
+TEST(CudaNorm, FusedAddRMSNormOnBothSidesOfThePrefillRule) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::int64_t most = 16 * static_cast<std::int64_t>(device_facts(gpu()).sm_count);
+  for (DType dtype : kFloatDTypes) {
+    const std::int64_t per_vector = 16 / static_cast<std::int64_t>(dtype_size(dtype));
+    const std::vector<std::int64_t> lengths = dtype == DType::kBFloat16
+                                                  ? std::vector<std::int64_t>{511, 512, 1024, 1025}
+                                                  : std::vector<std::int64_t>{512, 1024};
+    for (std::int64_t vectors : lengths)
+      for (std::int64_t rows : {most, most + 1}) {
+        const std::int64_t n = vectors * per_vector;
+        SCOPED_TRACE(fmt::format("{} n={} rows={}", dtype_name(dtype), n, rows));
+        FusedAddRMSNormFwdOp op(1e-6);
+        run_and_check(
+            op,
+            {random_gpu({rows, n}, dtype, next_seed()), random_gpu({rows, n}, dtype, next_seed()),
+             random_gpu({n}, dtype, next_seed())},
+            CallOptions{poisoned_gpu({rows, n}, dtype)});
+      }
+  }
+}
+
 // Few rows (Note [Few rows] in norm.cuh): a block-path call of fewer rows than multiprocessors
 // splits each row over a cluster of 1 to 8 blocks, fewer as the rows grow, never fewer than hold
 // the row at 1024 vectors a block. Lengths on both sides of each split (a block of about 128

@@ -82,6 +82,21 @@ int few_rows_cluster(const NormLaunch& launch, std::int64_t rows) {
   return cluster;
 }
 
+// Note [FusedAddRMSNorm's prefill rows]
+// Calls of fewer rows than multiprocessors take the few-rows kernel. FusedAddRMSNorm's rows of 512
+// to 1024 vectors (4096 and 8192 16-bit elements) take it up to 16 rows per multiprocessor as
+// well, in blocks of one row (a thread per vector: the cluster shrinks to one block at these row
+// counts): on the H200, bfloat16, [2048, 4096] 21.15 -> 19.76 us (74.7 -> 79.9% of the copy
+// ceiling) and [2048, 8192] 38.1 -> 36.2 us against the block and staged kernels, while [2048,
+// 16384], [16384, 8192] and [4096, 16384] lost with it (89.1 -> 76.6%, 94.8 -> 89.2%, 92.7 ->
+// 78.3%), as did RMSNorm and LayerNorm at every prefill shape (bench/results/
+// 2026-12-03-h200-python-host-and-norm-layouts.md).
+std::int64_t few_rows_below(NormOp op, const NormLaunch& launch) {
+  if (op == NormOp::kFusedAddRMS && launch.vectors >= 512 && launch.vectors <= 1024)
+    return 16 * static_cast<std::int64_t>(launch.sm_count) + 1;
+  return launch.sm_count;
+}
+
 }  // namespace
 
 NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int sm_count,
@@ -137,7 +152,7 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
   launch.sm_count = std::max(sm_count, 1);
   launch.vectors = vectors;
   if (path == NormPath::kBlock || path == NormPath::kShared) plan_few_rows(launch, op, path, dtype);
-  if (launch.few_rows_kernels[0] != nullptr) launch.few_rows_below = launch.sm_count;
+  if (launch.few_rows_kernels[0] != nullptr) launch.few_rows_below = few_rows_below(op, launch);
   return launch;
 }
 
