@@ -89,8 +89,8 @@ int few_rows_cluster(const NormLaunch& launch, std::int64_t rows) {
 // counts): on the H200, bfloat16, [2048, 4096] 21.15 -> 19.76 us (74.7 -> 79.9% of the copy
 // ceiling) and [2048, 8192] 38.1 -> 36.2 us against the block and staged kernels, while [2048,
 // 16384], [16384, 8192] and [4096, 16384] lost with it (89.1 -> 76.6%, 94.8 -> 89.2%, 92.7 ->
-// 78.3%), as did RMSNorm and LayerNorm at every prefill shape (bench/results/
-// 2026-12-03-h200-python-host-and-norm-layouts.md).
+// 78.3%), as did RMSNorm and LayerNorm at every prefill shape
+// (bench/results/2026-12-03-h200-python-host-and-norm-layouts.md).
 std::int64_t few_rows_below(NormOp op, const NormLaunch& launch) {
   if (op == NormOp::kFusedAddRMS && launch.vectors >= 512 && launch.vectors <= 1024)
     return 16 * static_cast<std::int64_t>(launch.sm_count) + 1;
