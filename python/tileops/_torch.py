@@ -119,8 +119,19 @@ def _returned(entry, branch):
             if not (branch["has_out"] and o["buffer_out"]) and o["alias"] not in written]
 
 
+def _key_parameter(entry):
+    """The schema's name for the instance key: "instance", unless an input has that name. The
+    names must differ: torch's functionalization (aot_eager, inductor) passes arguments by name, and
+    RopeFwdOp's `key` input once shared the name with the key's parameter."""
+    names = {decl["name"] for decl in entry["inputs"]} | {"out"}
+    name = "instance"
+    while name in names:
+        name = "_" + name
+    return name
+
+
 def _schema(entry, branch, returned):
-    args = ["str key"]
+    args = [f"str {_key_parameter(entry)}"]
     aliases = iter("abcdefghijklmnopqrstuvwxy")
     for decl in entry["inputs"]:
         mutated = f"({next(aliases)}!)" if decl["name"] in branch["written"] else ""

@@ -1,13 +1,13 @@
 // The compile boundary's torch operator kernel, in C++ (Note [The C++ operator kernel]).
 //
 // Note [The C++ operator kernel]
-// Each effect branch of an op class is a torch operator "tileops::<name>(str key, Tensor...
+// Each effect branch of an op class is a torch operator "tileops::<name>(str instance, Tensor...
 // inputs[, Tensor(z!) out]) -> (Tensor...)" (python/tileops/_torch.py defines the schema from the
 // manifest, and the fake kernel). Its real kernel is a boxed functor (CallKernel) holding the
 // operator's branch (how many inputs, whether `out` is passed, which outputs return): it finds
 // the instance by its key (owned for the call, Note [Owned instances] in
 // include/tileops/op/op.hpp), views each at::Tensor as a library tensor (no copy; the view holds
-// the at::Tensor, so that the call's record may outlive the call), runs the instance's call on
+// the tensor's storage, so that it may outlive the call), runs the instance's call on
 // torch's current stream, and returns the outputs the branch returns as at::Tensors that hold the
 // library's tensors. Registered from Python, the same kernel paid a Python frame, a weak-dictionary
 // lookup and a DLPack round trip per tensor: 10.7 us a call against 4.3 us here on the CPU

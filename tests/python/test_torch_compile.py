@@ -109,6 +109,109 @@ def test_torch_export_records_the_op_as_its_operator(strict):
     torch.testing.assert_close(exported.module()(x, w), op(x, w) * 2, rtol=0, atol=0)
 
 
+# One call of every op with a call-time tensor input: the op and its inputs (CPU tensors, the
+# optional ones given). Ops without tensor inputs (AlibiFwdOp builds its bias from params) have no
+# operator to trace.
+def _cases():
+    g = torch.Generator().manual_seed(21)
+
+    def randn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, generator=g).to(dtype)
+
+    bf16 = torch.bfloat16
+    return {
+        "AddFwdOp": lambda: (tileops.AddFwdOp(alpha=2), (randn(4, 8), randn(8))),
+        "MulFwdOp": lambda: (tileops.MulFwdOp(), (randn(4, 8), randn(4, 1))),
+        "SiluFwdOp": lambda: (tileops.SiluFwdOp(), (randn(4, 8),)),
+        "GeluFwdOp": lambda: (tileops.GeluFwdOp(approximate="tanh"), (randn(4, 8),)),
+        "SiluAndMulFwdOp": lambda: (tileops.SiluAndMulFwdOp(), (randn(4, 16),)),
+        "GeluAndMulFwdOp": lambda: (tileops.GeluAndMulFwdOp(), (randn(4, 16),)),
+        "SoftmaxFwdOp": lambda: (tileops.SoftmaxFwdOp(), (randn(4, 8),)),
+        "LogSoftmaxFwdOp": lambda: (tileops.LogSoftmaxFwdOp(), (randn(4, 8),)),
+        "SumFwdOp": lambda: (tileops.SumFwdOp(), (randn(4, 8),)),
+        "MeanFwdOp": lambda: (tileops.MeanFwdOp(), (randn(4, 8),)),
+        "AmaxFwdOp": lambda: (tileops.AmaxFwdOp(), (randn(4, 8),)),
+        "RMSNormFwdOp": lambda: (tileops.RMSNormFwdOp([8]), (randn(4, 8), randn(8))),
+        "LayerNormFwdOp": lambda: (tileops.LayerNormFwdOp([8]), (randn(4, 8), randn(8), randn(8))),
+        "FusedAddRMSNormFwdOp": lambda: (tileops.FusedAddRMSNormFwdOp(),
+                                         (randn(4, 8), randn(4, 8), randn(8))),
+        "ResidualRMSNormFwdOp": lambda: (tileops.ResidualRMSNormFwdOp([8]),
+                                         (randn(4, 8), randn(4, 8), randn(8))),
+        "GemmFwdOp": lambda: (tileops.GemmFwdOp(), (randn(4, 8), randn(8, 16), randn(16))),
+        "BmmFwdOp": lambda: (tileops.BmmFwdOp(), (randn(2, 4, 8), randn(2, 8, 16))),
+        "GroupedGemmFwdOp": lambda: (tileops.GroupedGemmFwdOp(),
+                                     (randn(8, 16, dtype=bf16), randn(2, 16, 8, dtype=bf16),
+                                      torch.tensor([3, 8], dtype=torch.int32))),
+        "RopeFwdOp": lambda: (tileops.RopeFwdOp(is_neox=True),
+                              (torch.tensor([5, 0, 2]), randn(3, 2, 16), randn(3, 1, 16),
+                               randn(8, 16))),
+    }
+
+
+def _eligible_ops():
+    return {name for name in dir(tileops)
+            if isinstance(getattr(tileops, name), type) and hasattr(getattr(tileops, name), "entry")
+            and getattr(tileops, name).entry["inputs"]}
+
+
+def test_every_op_with_a_tensor_input_has_a_compile_test():
+    assert set(_cases()) == _eligible_ops()
+
+
+def _clones(args):
+    return [a.clone() for a in args]
+
+
+@pytest.mark.parametrize("name", sorted(_cases()))
+def test_every_op_compiles_cold_to_one_node_and_computes_as_eager(name):
+    # torch.compile's default backend (inductor) with fullgraph=True, from a cold cache: the result
+    # and every input the op writes in place equal the eager call's.
+    op, args = _cases()[name]()
+    eager_args = _clones(args)
+    want = op(*eager_args)
+    torch._dynamo.reset()
+    compiled_args = _clones(args)
+    got = torch.compile(op, fullgraph=True)(*compiled_args)
+    torch.testing.assert_close(got, want, rtol=0, atol=0)
+    for before, after in zip(eager_args, compiled_args):
+        torch.testing.assert_close(after, before, rtol=0, atol=0)
+    _, targets, graphs = nodes_of(lambda *a: op(*a), *_clones(args))
+    assert graphs == 1
+    assert sum(t.startswith("tileops.") for t in targets) == 1, targets
+
+
+@pytest.mark.parametrize("name", sorted(_cases()))
+def test_every_operator_of_every_op_passes_opcheck(name):
+    # Every effect branch's operator (optional inputs present or not, out= passed or not), with
+    # torch.library.opcheck's schema, fake-tensor, autograd-registration and AOT-dispatch tests.
+    op, args = _cases()[name]()
+    result = op(*_clones(args))
+    from tileops import _torch
+    entry = type(op).entry
+    buffer = next((i for i, o in enumerate(entry["outputs"]) if o["buffer_out"]), None)
+    checked = set()
+    for (present, has_out), (operator, _) in _torch._registered[name].items():
+        if operator in checked:
+            continue
+        checked.add(operator)
+        arrays = [a if p else None for a, p in zip(_clones(args), present)]
+        if has_out:
+            full = result[buffer] if isinstance(result, tuple) else result
+            arrays.append(torch.empty_like(full))
+        torch.library.opcheck(operator, (op._key, *arrays))
+    assert checked
+
+
+def test_dynamic_shapes_recompile_or_trace_symbolically_with_correct_results():
+    op = tileops.RMSNormFwdOp([8], eps=1e-6)
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, w: op(x, w) * 2, fullgraph=True, dynamic=True)
+    w = torch.randn(8)
+    for rows in (3, 5, 17):
+        x = torch.randn(rows, 8)
+        torch.testing.assert_close(compiled(x, w), op(x, w) * 2, rtol=0, atol=0)
+
+
 def test_the_operators_pass_opcheck():
     op = tileops.GeluAndMulFwdOp(approximate="tanh")
     x = torch.randn(3, 16)
