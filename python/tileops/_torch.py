@@ -17,8 +17,9 @@ DLPack round trip. It is the default whenever the package has it; TILEOPS_TORCH_
 (before the first op class registers its operators) chooses the Python kernel below instead, and
 TILEOPS_TORCH_CPP_KERNEL=1 requires the C++ one.
 
-Calls go through the operators only while torch compiles (torch.compiler.is_compiling()): eager
-calls keep the direct path, which does not pay the dispatcher.
+Calls go through the operators only while torch compiles (under dynamo, and while torch.export's
+non-strict mode or AOT tracing runs the Python with fake tensors: tileops/_classes.py): eager calls
+keep the direct path, which does not pay the dispatcher.
 """
 import ctypes
 import os
