@@ -48,6 +48,9 @@ def main():
     if not torch.cuda.is_available():
         print("python_host: torch sees no CUDA device", file=sys.stderr)
         return 1
+    # "c++" (Note [torch's caching allocator from C++]) or "python" (the Python function pair).
+    print(f"allocator: torch's caching allocator called from {tileops._torch.cuda_allocator}",
+          flush=True)
     x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
     out = torch.empty_like(x)

@@ -30,30 +30,6 @@ import torch
 from . import _C
 from ._arrays import _torch_from_dlpack, stream_for
 
-# The library's CUDA memory comes from torch's caching allocator once torch is in the process
-# (Note [Python streams] in python/src/streams.cpp): outputs and temporaries are torch's blocks,
-# on the call's stream, inside a CUDA graph capture the capture's pool.
-def _install_torch_allocator():
-    raw_alloc = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", None)
-    raw_delete = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", None)
-    if raw_alloc is None or raw_delete is None:  # the public functions, a few microseconds slower
-        _C.set_cuda_allocator(torch.cuda.caching_allocator_alloc,
-                              torch.cuda.caching_allocator_delete)
-        return
-    current_device = torch._C._cuda_getDevice
-
-    def alloc(nbytes, device, stream):
-        # The library makes the call's device current; the public function's device switch is
-        # for the other case.
-        if current_device() == device:
-            return raw_alloc(nbytes, stream)
-        return torch.cuda.caching_allocator_alloc(nbytes, device, stream)
-
-    _C.set_cuda_allocator(alloc, raw_delete)
-
-
-if _C.built_with_cuda and torch.cuda.is_available():
-    _install_torch_allocator()
 # torch tensors cross through torch's C functions (Note [Python streams]; Note [The torch fast
 # path] in python/src/ops.cpp).
 if hasattr(torch._C, "_to_dlpack") and hasattr(torch._C, "_from_dlpack"):
@@ -64,13 +40,13 @@ _from_dlpack = _torch_from_dlpack()
 def _load_cpp_kernel():
     choice = os.environ.get("TILEOPS_TORCH_CPP_KERNEL")
     if choice == "0":
-        return False
+        return None
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libtileops_torch.so")
     if not os.path.exists(path):
         if choice == "1":
             raise ImportError(f"TILEOPS_TORCH_CPP_KERNEL=1 but {path} was not built (the package "
                               "was built without torch)")
-        return False
+        return None
     torch.ops.load_library(path)
     # The fast path's bridge (Note [The torch bridge] in python/torch_kernel/python_bridge.cpp):
     # dlopen of the library just loaded returns the same handle.
@@ -78,10 +54,43 @@ def _load_cpp_kernel():
     _C._set_torch_bridge(*(ctypes.cast(getattr(library, name), ctypes.c_void_p).value
                            for name in ("tileops_torch_unpack", "tileops_torch_wrap",
                                         "tileops_torch_current_stream")))
-    return True
+    return library
 
 
-cpp_kernel = _load_cpp_kernel()  # the operators' real kernel is C++
+def _install_torch_allocator(library):
+    """The library's CUDA memory comes from torch's caching allocator once torch is in the process
+    (Note [Python streams] in python/src/streams.cpp): outputs and temporaries are torch's blocks,
+    on the call's stream, inside a CUDA graph capture the capture's pool. Returns "c++" when
+    libtileops_torch calls the allocator (Note [torch's caching allocator from C++] in
+    python/torch_kernel/cuda/caching_allocator.cpp), "python" for the pair of Python functions
+    (about a microsecond more per allocation), None without CUDA."""
+    if not (_C.built_with_cuda and torch.cuda.is_available()):
+        return None
+    install = getattr(library, "tileops_torch_install_cuda_allocator", None)
+    if install is not None and install() == 1:
+        return "c++"
+    raw_alloc = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_alloc", None)
+    raw_delete = getattr(torch._C, "_cuda_cudaCachingAllocator_raw_delete", None)
+    if raw_alloc is None or raw_delete is None:  # the public functions, a few microseconds slower
+        _C.set_cuda_allocator(torch.cuda.caching_allocator_alloc,
+                              torch.cuda.caching_allocator_delete)
+        return "python"
+    current_device = torch._C._cuda_getDevice
+
+    def alloc(nbytes, device, stream):
+        # The library makes the call's device current; the public function's device switch is
+        # for the other case.
+        if current_device() == device:
+            return raw_alloc(nbytes, stream)
+        return torch.cuda.caching_allocator_alloc(nbytes, device, stream)
+
+    _C.set_cuda_allocator(alloc, raw_delete)
+    return "python"
+
+
+_cpp_library = _load_cpp_kernel()
+cpp_kernel = _cpp_library is not None  # the operators' real kernel is C++
+cuda_allocator = _install_torch_allocator(_cpp_library)  # "c++", "python" or None
 _instances = weakref.WeakValueDictionary()  # instance key -> op object
 _registered = {}  # op class name -> {(present, has_out): (operator, branch)}
 _library = torch.library.Library("tileops", "FRAGMENT")

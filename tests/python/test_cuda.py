@@ -8,6 +8,7 @@ Without a CUDA device these tests skip, unless TILEOPS_REQUIRE_GPU=1, which make
 import gc
 import math
 import os
+import threading
 
 import pytest
 
@@ -67,6 +68,40 @@ def test_outputs_come_from_torchs_caching_allocator():
     gc.collect()
     torch.cuda.synchronize()
     assert torch.cuda.memory_allocated() == before
+
+
+def test_torchs_allocator_is_called_from_cpp_when_the_kernel_library_is_loaded():
+    # Note [torch's caching allocator from C++]: the Python pair costs a GIL round trip a block.
+    assert tileops._torch.cuda_allocator == ("c++" if tileops._torch.cpp_kernel else "python")
+
+
+def test_an_output_released_on_another_thread_goes_back_to_torch():
+    op = tileops.RMSNormFwdOp([4096])
+    x = torch.randn(256, 4096, device="cuda")
+    w = torch.randn(4096, device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    outputs = [op(x, w) for _ in range(4)]
+    assert torch.cuda.memory_allocated() - before >= 4 * outputs[0].numel() * 4
+    releaser = threading.Thread(target=outputs.clear)
+    releaser.start()
+    releaser.join()
+    gc.collect()
+    torch.cuda.synchronize()
+    assert torch.cuda.memory_allocated() == before
+
+
+def test_an_allocation_torch_cannot_serve_raises_the_librarys_error():
+    op = tileops.AddFwdOp()
+    a = torch.randn(400_000, 1, device="cuda")
+    b = torch.randn(1, 400_000, device="cuda")  # a 640 GB output
+    with pytest.raises(Exception) as raised:
+        op(a, b)
+    if tileops._torch.cuda_allocator == "c++":
+        assert raised.type is tileops.CudaError
+        assert "could not allocate 640000000000 bytes on cuda:0" in str(raised.value)
+    torch.cuda.synchronize()  # the device is still usable
+    assert_close_to(op(a[:8], b[:, :8]), a[:8].double() + b[:, :8].double(), torch.float32)
 
 
 def check_runs_on_a_busy_side_stream(call):
