@@ -40,6 +40,36 @@ def per_call(fn, calls):
     return statistics.median(times)
 
 
+def batch(fn, calls):
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    elapsed = (time.perf_counter() - start) / calls
+    torch.cuda.synchronize()
+    return elapsed
+
+
+def ratio(fn, reference, calls, rounds=15, before_fn=None, before_reference=None):
+    """The median over `rounds` alternating batches of fn's time per call over reference's: this
+    host's speed drifts by tens of percent within a run, and alternating batches see the same
+    drift. before_*: called (untimed) ahead of each batch of that side."""
+    for setup, f in ((before_fn, fn), (before_reference, reference)):
+        if setup:
+            setup()
+        for _ in range(200):
+            f()
+    torch.cuda.synchronize()
+    ratios = []
+    for _ in range(rounds):
+        if before_fn:
+            before_fn()
+        a = batch(fn, calls)
+        if before_reference:
+            before_reference()
+        ratios.append(a / batch(reference, calls))
+    return statistics.median(ratios)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=2000)
@@ -48,14 +78,15 @@ def main():
     if not torch.cuda.is_available():
         print("python_host: torch sees no CUDA device", file=sys.stderr)
         return 1
-    # "c++" (Note [torch's caching allocator from C++]) or "python" (the Python function pair).
-    print(f"allocator: torch's caching allocator called from {tileops._torch.cuda_allocator}",
-          flush=True)
     x = torch.randn(1, 4096, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(4096, device="cuda", dtype=torch.bfloat16)
     out = torch.empty_like(x)
     op = tileops.RMSNormFwdOp([4096], eps=1e-6)
     op(x, w)
+    # "c++" (Note [torch's caching allocator from C++]) or "python" (the Python function pair); the
+    # package imports tileops._torch with the first op on torch tensors.
+    print(f"allocator: torch's caching allocator called from {tileops._torch.cuda_allocator}",
+          flush=True)
     branch = op._op.effect_branch([True, True], False)["operator_name"].split("::", 1)[1]
     operator = getattr(torch.ops.tileops, branch).default
     stream = torch.cuda.current_stream().cuda_stream or 1  # DLPack numbers the legacy stream 1
@@ -101,6 +132,22 @@ def main():
     for name, fn in rows.items():
         results[name] = per_call(fn, args.calls)
         print(f"{name}: {results[name] * 1e6:.2f} us per call", flush=True)
+    # The issue's bar in alternating batches: the operator over torch's own op.
+    ratios = {f"torch.ops.tileops.{branch} / F.rms_norm": ratio(
+        lambda: operator(op._key, x, w), lambda: F.rms_norm(x, [4096], w, 1e-6), args.calls)}
+    # The same with torch's allocator reached through the Python function pair (what the package
+    # installs without libtileops_torch) against the C++ one, alternating.
+    library = tileops._torch._cpp_library
+    if tileops._torch.cuda_allocator == "c++":
+        to_cpp = library.tileops_torch_install_cuda_allocator
+        to_python = lambda: tileops._torch._install_torch_allocator(None)  # noqa: E731
+        for name, fn in ((f"torch.ops.tileops.{branch}", lambda: operator(op._key, x, w)),
+                         ("op(x, w)", lambda: op(x, w))):
+            ratios[f"{name}, allocator through Python / through C++"] = ratio(
+                fn, fn, args.calls, before_fn=to_python, before_reference=to_cpp)
+        to_python()
+    for name, value in ratios.items():
+        print(f"ratio: {name}, alternating batches: {value:.2f}x", flush=True)
     # The same direct call with the library's own stream-ordered allocator instead of torch's.
     tileops._C.set_cuda_allocator(None, None)
     name = "part: op(x, w) with the built-in cudaMallocAsync allocator"
@@ -109,7 +156,8 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "calls": args.calls, "seconds_per_call": results}, f, indent=1)
+                       "calls": args.calls, "seconds_per_call": results,
+                       "ratios": ratios}, f, indent=1)
     return 0
 
 

@@ -18,10 +18,10 @@
 #include <Python.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/util/Exception.h>
-#include <fmt/format.h>
 
 #include <cstddef>
 #include <memory>
+#include <string>
 
 #include "cuda/runtime.hpp"
 #include "tileops/core/allocator.hpp"
@@ -39,6 +39,13 @@ bool interpreter_finalizing() noexcept {
 #endif
 }
 
+// Formatted without fmt: torch's include folders carry a fmt of their own, which this library's
+// headers would meet before the one it links.
+std::string what_failed(std::size_t nbytes, int index) {
+  return "tileops (torch): torch's caching allocator could not allocate " + std::to_string(nbytes) +
+         " bytes on cuda:" + std::to_string(index);
+}
+
 class TorchCachingAllocator final : public Allocator {
  public:
   DeviceType device_type() const noexcept override { return DeviceType::kCUDA; }
@@ -51,15 +58,9 @@ class TorchCachingAllocator final : public Allocator {
       memory = c10::cuda::CUDACachingAllocator::raw_alloc_with_stream(
           nbytes, static_cast<cudaStream_t>(cuda::native_stream(stream)));
     } catch (const c10::Error& e) {
-      throw CudaError(
-          fmt::format("tileops (torch): torch's caching allocator could not allocate "
-                      "{} bytes on cuda:{}: {}",
-                      nbytes, index, e.what_without_backtrace()));
+      throw CudaError(what_failed(nbytes, index) + ": " + e.what_without_backtrace());
     }
-    if (memory == nullptr)
-      throw CudaError(fmt::format(
-          "tileops (torch): torch's caching allocator returned a null pointer for {} bytes",
-          nbytes));
+    if (memory == nullptr) throw CudaError(what_failed(nbytes, index) + ": a null pointer");
     return std::shared_ptr<void>(memory, [](void* p) noexcept {
       if (interpreter_finalizing()) return;
       try {
