@@ -71,7 +71,7 @@ def test_outputs_come_from_torchs_caching_allocator():
 
 
 def test_torchs_allocator_is_called_from_cpp_when_the_kernel_library_is_loaded():
-    # Note [torch's caching allocator from C++]: the Python pair costs a GIL round trip a block.
+    # The Python pair costs a GIL round trip a block (Note [torch's caching allocator from C++]).
     assert tileops._torch.cuda_allocator == ("c++" if tileops._torch.cpp_kernel else "python")
 
 
