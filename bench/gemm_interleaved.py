@@ -151,12 +151,14 @@ def main():
     parser.add_argument("cases")
     parser.add_argument("--markdown")
     parser.add_argument("--ops", nargs="*", default=["GemmFwdOp", "BmmFwdOp", "GroupedGemmFwdOp"])
+    parser.add_argument("--only", nargs="*", help="only these cases (names as in CASES.json)")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     with open(args.cases) as f:
-        rows = [r for r in json.load(f) if r.get("op") in args.ops and r.get("inputs")]
+        rows = [r for r in json.load(f) if r.get("op") in args.ops and r.get("inputs")
+                and (not args.only or r.get("case") in args.only)]
     generator = torch.Generator(device="cuda").manual_seed(0)
     lines = [f"# tileops vs torch {torch.__version__} on {torch.cuda.get_device_name(0)}, "
              "interleaved", "",

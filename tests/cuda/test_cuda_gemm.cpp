@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_testing.hpp"
+#include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
 #include "test_stream.hpp"
 #include "tileops/op/tuning.hpp"
 #include "tileops/ops/gemm.hpp"
@@ -289,6 +290,22 @@ TEST(CudaGemm, TuningOnPaddedViewsLeavesTheOperandsAndWritesTheProduct) {
   expect_product(Matrices{a_before, b_before, {}, values(out), m, k, n}, dtype);
 }
 
+// Saves the tuning store to `saved` with every recorded choice rewritten to `choice`, and loads
+// that instead: which candidate wins tuning depends on the device, so a test that needs one pins
+// it.
+void pin_every_choice(const std::string& saved, const std::string& choice) {
+  tuning_store().save(saved);
+  std::istringstream lines(file_text(saved));
+  std::ofstream rewritten(saved);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t tab = line.rfind('\t');
+    rewritten << (tab == std::string::npos ? line : line.substr(0, tab + 1) + choice) << "\n";
+  }
+  rewritten.close();
+  tuning_store().clear();
+  tuning_store().load(saved);
+}
+
 // Which candidate wins tuning depends on the device, so the classic cuBLAS candidate (Note [The
 // classic cuBLAS candidate]) is pinned through the store: every choice is rewritten to it, and
 // fresh entries must serve calls with it, a batch with a broadcast operand and a call with bias
@@ -310,17 +327,7 @@ TEST(CudaGemm, AStoredClassicCuBlasChoiceServesEveryCall) {
     check_bmm(batched, operand(4, 33, 40, false, dtype), operand(0, 40, 24, true, dtype),
               {4, 33, 24}, dtype);
   }
-  tuning_store().save(saved);
-  std::istringstream lines(file_text(saved));
-  std::ofstream rewritten(saved);
-  for (std::string line; std::getline(lines, line);) {
-    const std::size_t tab = line.rfind('\t');
-    rewritten << (tab == std::string::npos ? line : line.substr(0, tab + 1) + "cublas gemmex 1.00")
-              << "\n";
-  }
-  rewritten.close();
-  tuning_store().clear();
-  tuning_store().load(saved);
+  pin_every_choice(saved, "cublas gemmex 1.00");
 
   GemmFwdOp plain, with_bias;
   BmmFwdOp batched;
@@ -331,6 +338,54 @@ TEST(CudaGemm, AStoredClassicCuBlasChoiceServesEveryCall) {
   EXPECT_EQ(detail_of(batched, "bmm"), "cublas gemmex (tuned, from the tuning store)");
   check_gemm(with_bias, dtype, 1, 256, 384, false, true, true);
   EXPECT_EQ(detail_of(with_bias, "gemm"), "cublas gemmex (tuned, from the tuning store)");
+
+  tuning_store().clear();
+  tuning_store().load(saved + ".before");
+  std::remove(saved.c_str());
+  std::remove((saved + ".before").c_str());
+}
+
+// The CUTLASS candidate (Note [CUTLASS GEMM candidate] in kernels/gemm/cuda/gemm_cutlass.cuh),
+// pinned through the store as above, serves both layouts of b in both its dtypes at M of one row,
+// a partial tile and several tiles, with K not a multiple of the 64-deep step; call specs it does
+// not take (a bias, K = 100, whose rows are not 16-byte multiples) fall back to cuBLASLt's
+// heuristic with the same choice stored.
+TEST(CudaGemm, AStoredCutlassChoiceServesTheCallsItTakesAndOnlyThose) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string saved = dir + "/gemm_cutlass." + std::to_string(::getpid());
+  tuning_store().save(saved + ".before");
+  struct Case {
+    DType dtype;
+    bool b_column_major, with_bias;
+    std::int64_t k;
+    bool cutlass;
+  };
+  const std::vector<Case> cases = {
+      {DType::kBFloat16, true, false, 200, true}, {DType::kBFloat16, false, false, 200, true},
+      {DType::kFloat16, true, false, 200, true},  {DType::kFloat16, false, false, 200, true},
+      {DType::kBFloat16, true, true, 200, false}, {DType::kBFloat16, true, false, 100, false},
+  };
+  const std::vector<std::int64_t> rows = {1, 129, 300};
+  for (const Case& c : cases)      // each call spec (M's size class among them) tuned, so that the
+    for (std::int64_t m : rows) {  // store has its line
+      GemmFwdOp op;
+      op.request_tune();
+      check_gemm(op, c.dtype, m, c.k, 264, false, c.b_column_major, c.with_bias);
+    }
+  pin_every_choice(saved, std::string(kernels::cuda::kCutlassGemmName) + " 1.00");
+
+  for (const Case& c : cases) {
+    for (std::int64_t m : rows) {
+      GemmFwdOp op;  // one entry, whose detail is the call's
+      check_gemm(op, c.dtype, m, c.k, 264, false, c.b_column_major, c.with_bias);
+      if (c.cutlass)
+        EXPECT_EQ(detail_of(op, "gemm"),
+                  std::string(kernels::cuda::kCutlassGemmName) + " (tuned, from the tuning store)");
+      else
+        EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("(heuristic)"));
+    }
+  }
 
   tuning_store().clear();
   tuning_store().load(saved + ".before");

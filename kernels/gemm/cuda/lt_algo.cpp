@@ -80,8 +80,12 @@ std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::st
   return algo;
 }
 
-std::string encode_classic(double microseconds) {
-  return fmt::format("{} {:.2f}", kClassicGemmName, microseconds);
+std::string encode_named(const char* name, double microseconds) {
+  return fmt::format("{} {:.2f}", name, microseconds);
+}
+
+bool is_stored_named(const std::string& text, const char* name) {
+  return text.rfind(std::string(name) + " ", 0) == 0;
 }
 
 bool is_stored_classic(const std::string& text) {

@@ -36,8 +36,12 @@ std::optional<cublasLtMatmulAlgo_t> decode_algo(const std::string& text, std::st
 // "cublas gemmex <time in us>". It names no algorithm, only the API whose dispatch picks one, so it
 // carries no version: cublasGemmEx serves any shape of a call without bias in every version.
 inline constexpr const char* kClassicGemmName = "cublas gemmex";
-std::string encode_classic(double microseconds);
 bool is_stored_classic(const std::string& text);
+
+// A candidate that is not a cuBLASLt algorithm, stored by name: "<name> <time in us>" (the classic
+// API, kClassicGemmName; the CUTLASS kernel, Note [CUTLASS GEMM candidate]).
+std::string encode_named(const char* name, double microseconds);
+bool is_stored_named(const std::string& text, const char* name);
 
 }  // namespace tileops::kernels::cuda
 

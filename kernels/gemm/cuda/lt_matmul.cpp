@@ -24,6 +24,7 @@
 #include "cuda/runtime.hpp"
 #include "kernels/gemm/cuda/cublas_library.hpp"
 #include "kernels/gemm/cuda/empty_product.hpp"
+#include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
 #include "kernels/gemm/cuda/lt_algo.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/tuning.hpp"
@@ -198,6 +199,8 @@ struct LtMatmul::State {
   GemmCall call;
   std::string key;
   std::string device_arch;
+  int device_index = 0;
+  int sm_count = 0;
   cublasLtHandle_t handle = nullptr;
   const DeviceLt* device = nullptr;
   cublasLtMatmulDesc_t desc = nullptr;
@@ -207,6 +210,7 @@ struct LtMatmul::State {
   std::mutex mutex;  // guards what follows, and the bias pointer in `desc`
   std::optional<cublasLtMatmulAlgo_t> tuned;
   bool tuned_classic = false;  // the classic cuBLAS candidate won; `tuned` is empty
+  bool tuned_cutlass = false;  // the CUTLASS candidate won; `tuned` is empty
   std::string tuned_note;      // "tuned 12.3 us" or "tuned, from the tuning store"
   bool tuning_done = false;
   bool from_store = false;  // `tuned` came from the tuning store, not from timing here
@@ -214,6 +218,7 @@ struct LtMatmul::State {
   struct Plan {
     Layouts layouts;
     bool classic = false;  // cublasGemmEx, not `algo`
+    bool cutlass = false;  // the CUTLASS candidate (workspace: its bytes), not `algo`
     cublasLtMatmulAlgo_t algo{};
     std::size_t workspace = 0;
     std::string detail;
@@ -277,6 +282,11 @@ struct LtMatmul::State {
       plan.classic = true;
       plan.detail = fmt::format("{} ({})", kClassicGemmName, tuned_note);
       found = true;
+    } else if (const auto c = tuned_cutlass ? cutlass_problem(p) : std::nullopt) {
+      plan.cutlass = true;
+      plan.workspace = cutlass_workspace(*c);
+      plan.detail = fmt::format("{} ({})", kCutlassGemmName, tuned_note);
+      found = true;
     } else if (tuned) {
       if (auto workspace = check(plan.layouts, *tuned)) {
         plan.algo = *tuned;
@@ -317,6 +327,41 @@ struct LtMatmul::State {
     return cublas().cublasLtMatmul(handle, desc, &alpha, p.b.data, l.lt_a.get(), p.a.data,
                                    l.lt_b.get(), &beta, p.out, l.lt_out.get(), p.out,
                                    l.lt_out.get(), &algo, workspace, workspace_bytes, stream);
+  }
+
+  // The CUTLASS candidate's problem for `p` (Note [CUTLASS GEMM candidate] in gemm_cutlass.cuh),
+  // or nullopt when the candidate does not take it.
+  std::optional<CutlassGemmProblem> cutlass_problem(const LtProblem& p) const {
+    if ((call.dtype != DType::kBFloat16 && call.dtype != DType::kFloat16) || call.has_bias ||
+        p.batch != 1 || p.a.column_major || call.access.alignment < 16 || call.n % 8 != 0 ||
+        call.k % 8 != 0 || p.a.ld % 8 != 0 || p.b.ld % 8 != 0 || !fits_int(p.m) ||
+        !fits_int(call.n) || !fits_int(call.k))
+      return std::nullopt;
+    CutlassGemmProblem c;
+    c.m = static_cast<int>(p.m);
+    c.n = static_cast<int>(call.n);
+    c.k = static_cast<int>(call.k);
+    c.a = p.a.data;
+    c.lda = p.a.ld;
+    c.b = p.b.data;
+    c.ldb = p.b.ld;
+    c.out = p.out;
+    return c;
+  }
+
+  std::size_t cutlass_workspace(const CutlassGemmProblem& c) const {
+    return dispatch_cutlass_gemm(call.dtype, call.b_column_major, [&](auto gemm) {
+      return decltype(gemm)::workspace_bytes(c, sm_count);
+    });
+  }
+
+  // CUBLAS_STATUS_NOT_SUPPORTED when CUTLASS cannot implement `c` (nothing launched).
+  cublasStatus_t cutlass_gemm(const CutlassGemmProblem& c, void* workspace,
+                              cudaStream_t stream) const {
+    const bool launched = dispatch_cutlass_gemm(call.dtype, call.b_column_major, [&](auto gemm) {
+      return decltype(gemm)::launch(c, workspace, device_index, sm_count, stream);
+    });
+    return launched ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
   }
 
   bool classic_serves(const LtProblem& p) const {
@@ -368,6 +413,8 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   s.call = call;
   s.key = std::move(implementation_key);
   const int device = tileops::cuda::current_device();
+  s.device_index = device;
+  s.sm_count = tileops::cuda::facts(device).sm_count;
   s.device = &device_lt(device);
   s.handle = s.device->handle;
   s.device_arch = device_lt(device).arch_name;
@@ -411,8 +458,9 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
     std::string why;
     std::optional<cublasLtMatmulAlgo_t> algo;
-    if (is_stored_classic(*stored)) {
-      s.tuned_classic = true;
+    if (is_stored_classic(*stored) || is_stored_named(*stored, kCutlassGemmName)) {
+      s.tuned_classic = is_stored_classic(*stored);
+      s.tuned_cutlass = !s.tuned_classic;
       s.tuned_note = "tuned, from the tuning store";
       s.tuning_done = true;
       s.from_store = true;
@@ -609,8 +657,10 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
     }
   const bool classic = classic_serves(p);
   if (classic) most_workspace = std::max(most_workspace, kClassicWorkspace);
+  const std::optional<CutlassGemmProblem> cutlass = cutlass_problem(p);
+  if (cutlass) most_workspace = std::max(most_workspace, cutlass_workspace(*cutlass));
   tuning_done = true;
-  if (runnable.empty() && !classic) return;
+  if (runnable.empty() && !classic && !cutlass) return;
   const Tensor workspace = most_workspace == 0
                                ? Tensor()
                                : Tensor::empty(Shape{static_cast<std::int64_t>(most_workspace)},
@@ -618,15 +668,29 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   void* workspace_ptr = workspace.defined() ? workspace.data_ptr() : nullptr;
   std::vector<Tensor> copies;
   const std::vector<LtProblem> sets = tuning_sets(ctx, p, stream, copies);
-  // Every candidate as a launch: the cuBLASLt algorithms, then the classic API.
+  // Every candidate as a launch with its name: the cuBLASLt algorithms, then the classic API and
+  // the CUTLASS kernel.
   std::vector<Launch> launches;
-  for (const auto& [algo, bytes] : runnable)
+  std::vector<std::string> names;
+  for (const auto& [algo, bytes] : runnable) {
     launches.emplace_back([&, algo = algo, bytes = bytes](const LtProblem& set) {
       return matmul(set, layouts, algo, workspace_ptr, bytes, stream);
     });
-  if (classic)
+    names.push_back(describe_algo(algo));
+  }
+  const std::size_t classic_index = launches.size();
+  if (classic) {
     launches.emplace_back(
         [&](const LtProblem& set) { return classic_gemm(set, workspace_ptr, stream); });
+    names.emplace_back(kClassicGemmName);
+  }
+  const std::size_t cutlass_index = launches.size();
+  if (cutlass) {
+    launches.emplace_back([&](const LtProblem& set) {
+      return cutlass_gemm(*cutlass_problem(set), workspace_ptr, stream);
+    });
+    names.emplace_back(kCutlassGemmName);
+  }
   const std::size_t count = launches.size();
   std::vector<bool> failed(count, false);
   for (std::size_t c = 0; c < count; ++c)
@@ -657,11 +721,11 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
     if (!best_candidate) best_candidate = best_of(all);
     if (!best_candidate) return;
   }
-  const bool best_classic = classic && *best_candidate == count - 1;
+  const bool best_classic = classic && *best_candidate == classic_index;
+  const bool best_cutlass = cutlass && *best_candidate == cutlass_index;
   if (log_tuning()) {
     for (std::size_t c = 0; c < count; ++c) {
-      const std::string name = classic && c == count - 1 ? std::string(kClassicGemmName)
-                                                         : describe_algo(runnable[c].first);
+      const std::string& name = names[c];
       const std::string result =
           timed(c) ? fmt::format("{:.2f} us over {} bursts{}", 1000.0 * median_of(times[c]),
                                  times[c].size(), c == *best_candidate ? " (chosen)" : "")
@@ -672,7 +736,8 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   }
   const double microseconds = 1000.0 * median_of(times[*best_candidate]);
   tuned_classic = best_classic;
-  if (best_classic)
+  tuned_cutlass = best_cutlass;
+  if (best_classic || best_cutlass)
     tuned.reset();
   else
     tuned = runnable[*best_candidate].first;
@@ -682,9 +747,10 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   // The choice serves this process whether or not the file can be written: a file that cannot is
   // reported, not raised out of the call being served.
   try {
-    tuning_store().record(
-        key, call.str(), device_arch,
-        best_classic ? encode_classic(microseconds) : encode_algo(*tuned, microseconds));
+    tuning_store().record(key, call.str(), device_arch,
+                          best_classic   ? encode_named(kClassicGemmName, microseconds)
+                          : best_cutlass ? encode_named(kCutlassGemmName, microseconds)
+                                         : encode_algo(*tuned, microseconds));
   } catch (const TuningFileError& e) {
     warn_once(g_unwritable_store_warned, e.what());
   }
@@ -705,6 +771,18 @@ void LtMatmul::run(const KernelContext& ctx, const LtProblem& p, bool tune) {
     const Tensor workspace = Tensor::empty(Shape{static_cast<std::int64_t>(kClassicWorkspace)},
                                            DType::kUInt8, ctx.device, &ctx.stream);
     TILEOPS_CUBLAS_CHECK(s.classic_gemm(p, workspace.data_ptr(), stream));
+    s.last_detail = plan.detail;
+    return;
+  }
+  if (plan.cutlass) {
+    const Tensor workspace = plan.workspace == 0
+                                 ? Tensor()
+                                 : Tensor::empty(Shape{static_cast<std::int64_t>(plan.workspace)},
+                                                 DType::kUInt8, ctx.device, &ctx.stream);
+    if (s.cutlass_gemm(*s.cutlass_problem(p), workspace.defined() ? workspace.data_ptr() : nullptr,
+                       stream) != CUBLAS_STATUS_SUCCESS)
+      throw CudaError(
+          fmt::format("{}: CUTLASS cannot implement {} at M = {}", s.key, s.call.str(), p.m));
     s.last_detail = plan.detail;
     return;
   }

@@ -1,0 +1,6 @@
+// The CUTLASS GEMM candidate for bfloat16 with b row-major [K, N] (gemm_cutlass_launch.hpp).
+#include "kernels/gemm/cuda/gemm_cutlass.cuh"
+
+namespace tileops::kernels::cuda {
+template struct CutlassGemm<DType::kBFloat16, false>;
+}  // namespace tileops::kernels::cuda
