@@ -32,20 +32,12 @@
 #include <vector>
 
 #include "bench/experiments/harness.cuh"
+#include "bench/experiments/torch_cublas.cuh"
 
 namespace {
 
 using experiments::bf16_to_float;
 using experiments::float_to_bf16;
-
-#define CUBLAS(call)                                                                 \
-  do {                                                                               \
-    cublasStatus_t s_ = (call);                                                      \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #call, s_); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 // Cooperative: two consumer warpgroups split one tile; ping-pong: each owns a tile, their main
 // loops and epilogues alternate.
@@ -182,15 +174,7 @@ int check(const Workload& wl, const std::vector<__nv_bfloat16>& x,
 int main() {
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cublasHandle_t handle;
-  CUBLAS(cublasCreate(&handle));
-  CUBLAS(cublasSetMathMode(
-      handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                        CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-  CUBLAS(cublasSetStream(handle, stream));
-  void* cublas_workspace;
-  CHECK(cudaMalloc(&cublas_workspace, 32 << 20));
-  CUBLAS(cublasSetWorkspace(handle, cublas_workspace, 32 << 20));
+  const cublasHandle_t handle = experiments::torch_like_cublas(stream);
   int sm_count = 0;
   CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
   std::printf("schedule %s %dx%dx%d cluster %dx%d\n", STRINGIFY(KIND), TILE_M, TILE_N, TILE_K,

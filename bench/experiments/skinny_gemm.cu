@@ -18,21 +18,13 @@
 
 #include "bench/experiments/harness.cuh"
 #include "bench/experiments/skinny_gemm.cuh"
+#include "bench/experiments/torch_cublas.cuh"
 
 namespace {
 
 using namespace tileops::kernels::cuda;
 using experiments::bf16_to_float;
 using experiments::float_to_bf16;
-
-#define CUBLAS(call)                                                                 \
-  do {                                                                               \
-    cublasStatus_t s_ = (call);                                                      \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                               \
-      std::fprintf(stderr, "%s:%d: %s: status %d\n", __FILE__, __LINE__, #call, s_); \
-      std::exit(1);                                                                  \
-    }                                                                                \
-  } while (0)
 
 struct Workload {
   const char* label;
@@ -55,15 +47,7 @@ cudaError_t launch(bool column_major, const SkinnyGemmArgs& args, int splits, cu
 int main() {
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cublasHandle_t handle;
-  CUBLAS(cublasCreate(&handle));
-  CUBLAS(cublasSetMathMode(
-      handle, static_cast<cublasMath_t>(CUBLAS_DEFAULT_MATH |
-                                        CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-  CUBLAS(cublasSetStream(handle, stream));
-  void* workspace;
-  CHECK(cudaMalloc(&workspace, 32 << 20));
-  CUBLAS(cublasSetWorkspace(handle, workspace, 32 << 20));
+  const cublasHandle_t handle = experiments::torch_like_cublas(stream);
   std::mt19937_64 rng(7);
   std::normal_distribution<float> normal;
   const int splits_tried[] = {1, 2, 3, 4, 6, 8};
