@@ -10,9 +10,11 @@
 //
 // Memory: set_cuda_allocator installs, for every CUDA allocation of the library (outputs and
 // temporaries), an allocator that calls two Python functions, alloc(nbytes, device, stream) -> int
-// and free(pointer) (tileops._torch installs torch's caching allocator; on a CUDA graph capture
-// stream torch serves the capture's private pool). Each takes the GIL; a free after the
-// interpreter began finalising leaks the block instead of running Python.
+// and free(pointer) (tileops._torch installs torch's caching allocator this way when the package
+// has no libtileops_torch, which otherwise calls it from C++: Note [torch's caching allocator from
+// C++] in python/torch_kernel/cuda/caching_allocator.cpp; on a CUDA graph capture stream torch
+// serves the capture's private pool). Each takes the GIL; a free after the interpreter began
+// finalising leaks the block instead of running Python.
 #include "streams.hpp"
 
 #include <Python.h>
