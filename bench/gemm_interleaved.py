@@ -3,6 +3,7 @@
 (`torch.mm`/`torch.addmm`, `torch.matmul`, `torch._grouped_mm`) on the same tensors.
 
     PYTHONPATH=<installed tileops> python3 bench/gemm_interleaved.py CASES.json [--markdown F]
+        [--linear-weights]
 
 CASES.json is `tileops bench --json-file` output (its GemmFwdOp, BmmFwdOp and GroupedGemmFwdOp
 rows give the shapes, dtypes and FLOPs). Compute-bound kernels vary with the clock the card holds
@@ -11,6 +12,9 @@ as much as kernels. Here each case times torch and tileops alternately, 9 rounds
 that goes first alternating from round to round), and reports the medians. Each timing replays a CUDA graph of back-to-back calls (the host's launch cost is not
 timed) cycling through enough input sets to exceed 4x the L2, so weights come from HBM as they do
 in a model. The tileops op is put in tuned mode and called once before timing (it tunes then).
+With --linear-weights, GemmFwdOp's b is the transposed view W.t() of a row-major W [N, K], as
+nn.Linear holds its weight and the manifest's Llama workloads describe b; without it, b is a
+row-major [K, N] as `tileops bench` draws it.
 """
 import argparse
 import json
@@ -69,11 +73,13 @@ def graph_time(fn, sets, outs, calls):
     return start.elapsed_time(stop) * 1e-3 / calls, graph
 
 
-def run_case(row, generator):
+def run_case(row, generator, linear_weights):
     op_name = row["op"]
     specs = row["inputs"]
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     first = [None if s is None else make_input(s, generator) for s in specs]
+    if linear_weights and op_name == "GemmFwdOp":  # b = W.t(); clone() keeps the layout
+        first[1] = make_input({**specs[1], "shape": specs[1]["shape"][::-1]}, generator).t()
     set_bytes = sum(t.numel() * t.element_size() for t in first if t is not None)
     count = max(2, min(64, math.ceil(4 * max(l2, 50 << 20) / max(set_bytes, 1))))
     sets = [first] + [[None if t is None else t.clone() for t in first] for _ in range(count - 1)]
@@ -152,6 +158,8 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument("--ops", nargs="*", default=["GemmFwdOp", "BmmFwdOp", "GroupedGemmFwdOp"])
     parser.add_argument("--only", nargs="*", help="only these cases (names as in CASES.json)")
+    parser.add_argument("--linear-weights", action="store_true",
+                        help="GemmFwdOp's b as W.t() of a row-major [N, K] (nn.Linear's layout)")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
@@ -164,12 +172,14 @@ def main():
              "interleaved", "",
              f"CUDA-graph replays, medians of {ROUNDS} alternating rounds; TFLOP/s of the "
              "manifest's roofline; speed-up = torch time / tileops time. torch: reduced-precision "
-             "reductions and TF32 off (the manifest's float32 accumulation).", "",
+             "reductions and TF32 off (the manifest's float32 accumulation). GemmFwdOp's b: "
+             + ("W.t() of a row-major [N, K]." if args.linear_weights else "row-major [K, N]."),
+             "",
              "| op | case | tileops us | TFLOP/s | % of 780 | GB/s | torch us | TFLOP/s | speed-up |",
              "|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         try:
-            ours, theirs = run_case(row, generator)
+            ours, theirs = run_case(row, generator, args.linear_weights)
         except Exception as e:  # one failing case does not stop the others
             note = f"{type(e).__name__}: {e}".splitlines()[0][:160]
             print(f"[gemm] {row['op']} {row['case']}: {note}", file=sys.stderr, flush=True)

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_testing.hpp"
+#include "kernels/gemm/cuda/decode_gemm_launch.hpp"
 #include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
 #include "test_stream.hpp"
 #include "tileops/op/tuning.hpp"
@@ -391,6 +392,61 @@ TEST(CudaGemm, AStoredCutlassChoiceServesTheCallsItTakesAndOnlyThose) {
   tuning_store().load(saved + ".before");
   std::remove(saved.c_str());
   std::remove((saved + ".before").c_str());
+}
+
+// The decode kernel's shapes (Note [Decode GEMM] in kernels/gemm/cuda/decode_gemm.cuh), each
+// pinned through the store as above, serve both dtypes with and without bias at every row count
+// of their classes (1, 5 and 16 rows: a's rows 8-15 present or not), with N not a multiple of the
+// wide shape's 16 columns and K past the last whole step (200) or past the last group of steps
+// loaded together (2056); call specs they do not take (a row-major b, K = 100, whose rows are not
+// 16-byte multiples, and M = 17) fall back to cuBLASLt's heuristic with the same choice stored.
+TEST(CudaGemm, AStoredDecodeChoiceServesTheCallsItTakesAndOnlyThose) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string saved = dir + "/gemm_decode." + std::to_string(::getpid());
+  tuning_store().save(saved + ".before");
+  struct Case {
+    DType dtype;
+    bool b_column_major, with_bias;
+    std::int64_t m, k;
+    bool decode;
+  };
+  std::vector<Case> cases;
+  for (DType dtype : {DType::kBFloat16, DType::kFloat16})
+    for (bool with_bias : {false, true})
+      for (std::int64_t m : {1, 5, 16})
+        for (std::int64_t k : {200, 2056}) cases.push_back({dtype, true, with_bias, m, k, true});
+  cases.push_back({DType::kBFloat16, false, false, 1, 200, false});
+  cases.push_back({DType::kBFloat16, true, false, 1, 100, false});
+  cases.push_back({DType::kBFloat16, true, false, 17, 200, false});
+  for (const Case& c : cases) {  // each call spec tuned, so that the store has its line
+    GemmFwdOp op;
+    op.request_tune();
+    check_gemm(op, c.dtype, c.m, c.k, 264, false, c.b_column_major, c.with_bias);
+  }
+  tuning_store().save(saved + ".tuned");
+
+  for (kernels::cuda::DecodeGemmShape shape : kernels::cuda::kDecodeGemmShapes) {
+    const std::string name = kernels::cuda::decode_gemm_name(shape);
+    SCOPED_TRACE(name);
+    tuning_store().clear();
+    tuning_store().load(saved + ".tuned");
+    pin_every_choice(saved, name + " 1.00");
+    for (const Case& c : cases) {
+      GemmFwdOp op;  // one entry, whose detail is the call's
+      check_gemm(op, c.dtype, c.m, c.k, 264, false, c.b_column_major, c.with_bias);
+      if (c.decode)
+        EXPECT_EQ(detail_of(op, "gemm"), name + " (tuned, from the tuning store)")
+            << "M " << c.m << ", K " << c.k;
+      else
+        EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("(heuristic)"))
+            << "M " << c.m << ", K " << c.k;
+    }
+  }
+
+  tuning_store().clear();
+  tuning_store().load(saved + ".before");
+  for (const char* suffix : {"", ".before", ".tuned"}) std::remove((saved + suffix).c_str());
 }
 
 TEST(CudaGemm, ATunedCallIsCapturedAndReplaysOnNewValues) {

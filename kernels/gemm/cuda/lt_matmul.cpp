@@ -1,5 +1,6 @@
 // LtMatmul (lt_matmul.hpp): descriptors, candidates, the per-shape plan cache and tuning of one
-// cuBLASLt product, with the classic cuBLAS API as one more tuning candidate.
+// cuBLASLt product, with the classic cuBLAS API and our CUTLASS and decode kernels as more tuning
+// candidates.
 #include "kernels/gemm/cuda/lt_matmul.hpp"
 
 #include <cuda_runtime_api.h>
@@ -23,6 +24,7 @@
 #include "cuda/check.hpp"
 #include "cuda/runtime.hpp"
 #include "kernels/gemm/cuda/cublas_library.hpp"
+#include "kernels/gemm/cuda/decode_gemm_launch.hpp"
 #include "kernels/gemm/cuda/empty_product.hpp"
 #include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
 #include "kernels/gemm/cuda/lt_algo.hpp"
@@ -185,6 +187,36 @@ const DeviceLt& device_lt(int device) {
 
 bool fits_int(std::int64_t value) { return value <= std::numeric_limits<int>::max(); }
 
+// The candidates that are not cuBLASLt algorithms, each stored and shown by its name: the classic
+// API (Note [The classic cuBLAS candidate]), the CUTLASS kernel (Note [CUTLASS GEMM candidate] in
+// gemm_cutlass.cuh) and the decode kernel's two shapes (Note [Decode GEMM] in decode_gemm.cuh).
+enum class Named { kNone, kClassic, kCutlass, kDecodeNarrow, kDecodeWide };
+constexpr Named kNamedCandidates[] = {Named::kClassic, Named::kCutlass, Named::kDecodeNarrow,
+                                      Named::kDecodeWide};
+
+DecodeGemmShape decode_shape(Named named) {
+  return named == Named::kDecodeNarrow ? DecodeGemmShape::kNarrow : DecodeGemmShape::kWide;
+}
+
+const char* name_of(Named named) {
+  switch (named) {
+    case Named::kClassic:
+      return kClassicGemmName;
+    case Named::kCutlass:
+      return kCutlassGemmName;
+    case Named::kDecodeNarrow:
+    case Named::kDecodeWide:
+      return decode_gemm_name(decode_shape(named));
+    case Named::kNone:
+      break;
+  }
+  return "";
+}
+
+bool is_stored(const std::string& text, Named named) {
+  return named == Named::kClassic ? is_stored_classic(text) : is_stored_named(text, name_of(named));
+}
+
 void warn_once(std::atomic<bool>& warned, const std::string& text) {
   if (!warned.exchange(true)) std::fprintf(stderr, "tileops: warning: %s\n", text.c_str());
 }
@@ -209,16 +241,14 @@ struct LtMatmul::State {
 
   std::mutex mutex;  // guards what follows, and the bias pointer in `desc`
   std::optional<cublasLtMatmulAlgo_t> tuned;
-  bool tuned_classic = false;  // the classic cuBLAS candidate won; `tuned` is empty
-  bool tuned_cutlass = false;  // the CUTLASS candidate won; `tuned` is empty
-  std::string tuned_note;      // "tuned 12.3 us" or "tuned, from the tuning store"
+  Named tuned_named = Named::kNone;  // a named candidate won; `tuned` is empty
+  std::string tuned_note;            // "tuned 12.3 us" or "tuned, from the tuning store"
   bool tuning_done = false;
   bool from_store = false;  // `tuned` came from the tuning store, not from timing here
 
   struct Plan {
     Layouts layouts;
-    bool classic = false;  // cublasGemmEx, not `algo`
-    bool cutlass = false;  // the CUTLASS candidate (workspace: its bytes), not `algo`
+    Named named = Named::kNone;  // a named candidate (workspace: its bytes), not `algo`
     cublasLtMatmulAlgo_t algo{};
     std::size_t workspace = 0;
     std::string detail;
@@ -278,15 +308,13 @@ struct LtMatmul::State {
     Plan plan;
     plan.layouts = make_layouts(call, p);
     bool found = false;
-    if (tuned_classic && classic_serves(p)) {
-      plan.classic = true;
-      plan.detail = fmt::format("{} ({})", kClassicGemmName, tuned_note);
-      found = true;
-    } else if (const auto c = tuned_cutlass ? cutlass_problem(p) : std::nullopt) {
-      plan.cutlass = true;
-      plan.workspace = cutlass_workspace(*c);
-      plan.detail = fmt::format("{} ({})", kCutlassGemmName, tuned_note);
-      found = true;
+    if (tuned_named != Named::kNone) {
+      if (const auto workspace = named_workspace(tuned_named, p)) {
+        plan.named = tuned_named;
+        plan.workspace = *workspace;
+        plan.detail = fmt::format("{} ({})", name_of(tuned_named), tuned_note);
+        found = true;
+      }
     } else if (tuned) {
       if (auto workspace = check(plan.layouts, *tuned)) {
         plan.algo = *tuned;
@@ -362,6 +390,65 @@ struct LtMatmul::State {
       return decltype(gemm)::launch(c, workspace, device_index, sm_count, stream);
     });
     return launched ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+  }
+
+  // The decode kernel's problem for `p` (Note [Decode GEMM] in decode_gemm.cuh), or nullopt when
+  // it does not take it.
+  std::optional<DecodeGemmProblem> decode_problem(const LtProblem& p) const {
+    if ((call.dtype != DType::kBFloat16 && call.dtype != DType::kFloat16) || p.batch != 1 ||
+        p.m < 1 || p.m > kDecodeGemmMaxRows || p.a.column_major || !p.b.column_major ||
+        call.access.alignment < 16 || call.k % 8 != 0 || p.a.ld % 8 != 0 || p.b.ld % 8 != 0 ||
+        !fits_int(call.n / 8))
+      return std::nullopt;
+    DecodeGemmProblem d;
+    d.a = p.a.data;
+    d.b = p.b.data;
+    d.bias = p.bias;
+    d.out = p.out;
+    d.lda = p.a.ld;
+    d.ldb = p.b.ld;
+    d.m = static_cast<int>(p.m);
+    d.n = call.n;
+    d.k = call.k;
+    return d;
+  }
+
+  // The workspace the named candidate needs for `p`, or nullopt when it does not take `p`.
+  std::optional<std::size_t> named_workspace(Named named, const LtProblem& p) const {
+    switch (named) {
+      case Named::kClassic:
+        if (classic_serves(p)) return kClassicWorkspace;
+        break;
+      case Named::kCutlass:
+        if (const auto c = cutlass_problem(p)) return cutlass_workspace(*c);
+        break;
+      case Named::kDecodeNarrow:
+      case Named::kDecodeWide:
+        if (decode_problem(p)) return std::size_t{0};
+        break;
+      case Named::kNone:
+        break;
+    }
+    return std::nullopt;
+  }
+
+  // Runs the named candidate on a `p` it takes (named_workspace's bytes at `workspace`);
+  // CUBLAS_STATUS_NOT_SUPPORTED, launching nothing, when it cannot implement `p` after all.
+  cublasStatus_t run_named(Named named, const LtProblem& p, void* workspace,
+                           cudaStream_t stream) const {
+    switch (named) {
+      case Named::kClassic:
+        return classic_gemm(p, workspace, stream);
+      case Named::kCutlass:
+        return cutlass_gemm(*cutlass_problem(p), workspace, stream);
+      case Named::kDecodeNarrow:
+      case Named::kDecodeWide:
+        launch_decode_gemm(call.dtype, decode_shape(named), *decode_problem(p), stream);
+        return CUBLAS_STATUS_SUCCESS;
+      case Named::kNone:
+        break;
+    }
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   }
 
   bool classic_serves(const LtProblem& p) const {
@@ -458,14 +545,14 @@ LtMatmul::LtMatmul(const GemmCall& call, std::string implementation_key)
   if (auto stored = tuning_store().find(s.key, call.str(), s.device_arch)) {
     std::string why;
     std::optional<cublasLtMatmulAlgo_t> algo;
-    if (is_stored_classic(*stored) || is_stored_named(*stored, kCutlassGemmName)) {
-      s.tuned_classic = is_stored_classic(*stored);
-      s.tuned_cutlass = !s.tuned_classic;
-      s.tuned_note = "tuned, from the tuning store";
-      s.tuning_done = true;
-      s.from_store = true;
-      return;
-    }
+    for (Named named : kNamedCandidates)
+      if (is_stored(*stored, named)) {
+        s.tuned_named = named;
+        s.tuned_note = "tuned, from the tuning store";
+        s.tuning_done = true;
+        s.from_store = true;
+        return;
+      }
     algo = decode_algo(*stored, &why);
     if (algo && !reduces_in_float32(*algo)) {
       why = "its split-K reduction rounds partial sums to the output type";
@@ -523,14 +610,15 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
 // Note [Tuning a cuBLASLt entry]
 // Once tuning is requested (Kernel::request_tune), the next call the entry serves times every
 // candidate that passes cublasLtMatmulAlgoCheck for that call's exact shape — the heuristic's for
-// the call spec and for the shape — and, for a call without bias, cublasGemmEx (Note [The classic
-// cuBLAS candidate]), with events on the call's stream (Note [Tuning as served]), keeps the
-// fastest for every shape it serves and records it in the tuning store, so that an entry built
-// later for the same call spec and device starts tuned. Tuning alone synchronises the host (on its
-// stop events). A call made while its stream captures a graph cannot time or synchronise: it runs
-// the current choice, and the next uncaptured call tunes. The candidates write `out` (and scratch
-// outputs), which the chosen algorithm then writes again, so the call's result is the chosen
-// algorithm's. TILEOPS_LOG=tune prints every candidate's median to stderr.
+// the call spec and for the shape — and the named candidates that take the call (cublasGemmEx,
+// Note [The classic cuBLAS candidate]; our CUTLASS and decode kernels), with events on the call's
+// stream (Note [Tuning as served]), keeps the fastest for every shape it serves and records it in
+// the tuning store, so that an entry built later for the same call spec and device starts tuned.
+// Tuning alone synchronises the host (on its stop events). A call made while its stream captures a
+// graph cannot time or synchronise: it runs the current choice, and the next uncaptured call tunes.
+// The candidates write `out` (and scratch outputs), which the chosen algorithm then writes again,
+// so the call's result is the chosen algorithm's. TILEOPS_LOG=tune prints every candidate's median
+// to stderr.
 //
 // Note [Tuning as served]
 // A candidate is timed as a model runs it: back to back with other products, its weights read
@@ -655,12 +743,14 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
       runnable.emplace_back(algo, *workspace);
       most_workspace = std::max(most_workspace, *workspace);
     }
-  const bool classic = classic_serves(p);
-  if (classic) most_workspace = std::max(most_workspace, kClassicWorkspace);
-  const std::optional<CutlassGemmProblem> cutlass = cutlass_problem(p);
-  if (cutlass) most_workspace = std::max(most_workspace, cutlass_workspace(*cutlass));
+  std::vector<Named> named_runnable;
+  for (Named named : kNamedCandidates)
+    if (auto workspace = named_workspace(named, p)) {
+      named_runnable.push_back(named);
+      most_workspace = std::max(most_workspace, *workspace);
+    }
   tuning_done = true;
-  if (runnable.empty() && !classic && !cutlass) return;
+  if (runnable.empty() && named_runnable.empty()) return;
   const Tensor workspace = most_workspace == 0
                                ? Tensor()
                                : Tensor::empty(Shape{static_cast<std::int64_t>(most_workspace)},
@@ -668,28 +758,22 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   void* workspace_ptr = workspace.defined() ? workspace.data_ptr() : nullptr;
   std::vector<Tensor> copies;
   const std::vector<LtProblem> sets = tuning_sets(ctx, p, stream, copies);
-  // Every candidate as a launch with its name: the cuBLASLt algorithms, then the classic API and
-  // the CUTLASS kernel.
+  // Every candidate as a launch with its name: the cuBLASLt algorithms, then the named ones.
   std::vector<Launch> launches;
   std::vector<std::string> names;
+  std::vector<Named> named_of;  // Named::kNone for a cuBLASLt algorithm
   for (const auto& [algo, bytes] : runnable) {
     launches.emplace_back([&, algo = algo, bytes = bytes](const LtProblem& set) {
       return matmul(set, layouts, algo, workspace_ptr, bytes, stream);
     });
     names.push_back(describe_algo(algo));
+    named_of.push_back(Named::kNone);
   }
-  const std::size_t classic_index = launches.size();
-  if (classic) {
+  for (Named named : named_runnable) {
     launches.emplace_back(
-        [&](const LtProblem& set) { return classic_gemm(set, workspace_ptr, stream); });
-    names.emplace_back(kClassicGemmName);
-  }
-  const std::size_t cutlass_index = launches.size();
-  if (cutlass) {
-    launches.emplace_back([&](const LtProblem& set) {
-      return cutlass_gemm(*cutlass_problem(set), workspace_ptr, stream);
-    });
-    names.emplace_back(kCutlassGemmName);
+        [&, named](const LtProblem& set) { return run_named(named, set, workspace_ptr, stream); });
+    names.emplace_back(name_of(named));
+    named_of.push_back(named);
   }
   const std::size_t count = launches.size();
   std::vector<bool> failed(count, false);
@@ -721,8 +805,7 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
     if (!best_candidate) best_candidate = best_of(all);
     if (!best_candidate) return;
   }
-  const bool best_classic = classic && *best_candidate == classic_index;
-  const bool best_cutlass = cutlass && *best_candidate == cutlass_index;
+  const Named best_named = named_of[*best_candidate];
   if (log_tuning()) {
     for (std::size_t c = 0; c < count; ++c) {
       const std::string& name = names[c];
@@ -735,9 +818,8 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
     }
   }
   const double microseconds = 1000.0 * median_of(times[*best_candidate]);
-  tuned_classic = best_classic;
-  tuned_cutlass = best_cutlass;
-  if (best_classic || best_cutlass)
+  tuned_named = best_named;
+  if (best_named != Named::kNone)
     tuned.reset();
   else
     tuned = runnable[*best_candidate].first;
@@ -748,9 +830,9 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   // reported, not raised out of the call being served.
   try {
     tuning_store().record(key, call.str(), device_arch,
-                          best_classic   ? encode_named(kClassicGemmName, microseconds)
-                          : best_cutlass ? encode_named(kCutlassGemmName, microseconds)
-                                         : encode_algo(*tuned, microseconds));
+                          best_named != Named::kNone
+                              ? encode_named(name_of(best_named), microseconds)
+                              : encode_algo(*tuned, microseconds));
   } catch (const TuningFileError& e) {
     warn_once(g_unwritable_store_warned, e.what());
   }
@@ -767,22 +849,17 @@ void LtMatmul::run(const KernelContext& ctx, const LtProblem& p, bool tune) {
     if (capture == cudaStreamCaptureStatusNone) s.tune(ctx, p, stream);
   }
   const State::Plan& plan = s.plan_for(p);
-  if (plan.classic) {
-    const Tensor workspace = Tensor::empty(Shape{static_cast<std::int64_t>(kClassicWorkspace)},
-                                           DType::kUInt8, ctx.device, &ctx.stream);
-    TILEOPS_CUBLAS_CHECK(s.classic_gemm(p, workspace.data_ptr(), stream));
-    s.last_detail = plan.detail;
-    return;
-  }
-  if (plan.cutlass) {
+  if (plan.named != Named::kNone) {
     const Tensor workspace = plan.workspace == 0
                                  ? Tensor()
                                  : Tensor::empty(Shape{static_cast<std::int64_t>(plan.workspace)},
                                                  DType::kUInt8, ctx.device, &ctx.stream);
-    if (s.cutlass_gemm(*s.cutlass_problem(p), workspace.defined() ? workspace.data_ptr() : nullptr,
-                       stream) != CUBLAS_STATUS_SUCCESS)
-      throw CudaError(
-          fmt::format("{}: CUTLASS cannot implement {} at M = {}", s.key, s.call.str(), p.m));
+    const cublasStatus_t status =
+        s.run_named(plan.named, p, workspace.defined() ? workspace.data_ptr() : nullptr, stream);
+    if (status == CUBLAS_STATUS_NOT_SUPPORTED)
+      throw CudaError(fmt::format("{}: {} cannot implement {} at M = {}", s.key,
+                                  name_of(plan.named), s.call.str(), p.m));
+    TILEOPS_CUBLAS_CHECK(status);
     s.last_detail = plan.detail;
     return;
   }

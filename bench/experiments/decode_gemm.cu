@@ -1,13 +1,14 @@
-// Experiment: the skinny GEMM (kernels/gemm/cuda/skinny_gemm.cuh, Note [Skinny GEMM]) at every
-// split beside cuBLAS's cublasGemmEx (torch.mm's call: float32 compute, reduced-precision split-K
-// reductions off, 32 MiB workspace) on GemmFwdOp's decode workloads (manifest/gemm.yaml), both
-// layouts of b, weights rotated over more than 4x the L2, each timing a replayed CUDA graph.
+// Experiment: the decode GEMM (kernels/gemm/cuda/decode_gemm.cuh, Note [Decode GEMM]) in every
+// configuration swept beside cuBLAS's cublasGemmEx (torch.mm's call: float32 compute,
+// reduced-precision split-K reductions off, 32 MiB workspace) on GemmFwdOp's decode workloads
+// (manifest/gemm.yaml), b the transposed view of an nn.Linear weight, weights rotated over more
+// than 4x the L2, each timing a replayed CUDA graph.
 //
 //   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
-//     bench/experiments/skinny_gemm.cu -lcublas -o build/skinny_gemm && build/skinny_gemm
+//     bench/experiments/decode_gemm.cu -lcublas -o build/decode_gemm && build/decode_gemm
 //
 // Checks every configuration against a float64 product of 64 random columns first, then prints
-// one line per workload: microseconds and the weight's GB/s for cuBLAS and each split.
+// one line per workload: microseconds and the weight's GB/s for cuBLAS and each configuration.
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -17,8 +18,8 @@
 #include <vector>
 
 #include "bench/experiments/harness.cuh"
-#include "bench/experiments/skinny_gemm.cuh"
 #include "bench/experiments/torch_cublas.cuh"
+#include "kernels/gemm/cuda/decode_gemm.cuh"
 
 namespace {
 
@@ -37,9 +38,24 @@ constexpr Workload kWorkloads[] = {
     {"70b-gate_up", 8192, 57344}, {"70b-down", 28672, 8192}, {"odd-n", 4096, 4100},
 };
 
-cudaError_t launch(bool column_major, const SkinnyGemmArgs& args, int splits, cudaStream_t stream) {
-  return column_major ? launch_skinny_gemm_kernel<__nv_bfloat16, true>(args, splits, stream)
-                      : launch_skinny_gemm_kernel<__nv_bfloat16, false>(args, splits, stream);
+// The configurations swept: column tiles a block, steps in flight a warp.
+struct Config {
+  int tiles, unroll;
+};
+constexpr Config kConfigs[] = {{1, 2}, {1, 4}, {1, 8}, {2, 2}, {2, 4}, {4, 2}};
+
+template <int kTiles, int kUnroll>
+bool launch_if(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
+  if (c.tiles != kTiles || c.unroll != kUnroll) return false;
+  CHECK((launch_decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll>(args, stream)));
+  return true;
+}
+
+void launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
+  const bool launched = launch_if<1, 2>(c, args, stream) || launch_if<1, 4>(c, args, stream) ||
+                        launch_if<1, 8>(c, args, stream) || launch_if<2, 2>(c, args, stream) ||
+                        launch_if<2, 4>(c, args, stream) || launch_if<4, 2>(c, args, stream);
+  if (!launched) std::exit(2);
 }
 
 }  // namespace
@@ -50,13 +66,11 @@ int main() {
   const cublasHandle_t handle = experiments::torch_like_cublas(stream);
   std::mt19937_64 rng(7);
   std::normal_distribution<float> normal;
-  const int splits_tried[] = {1, 2, 3, 4, 6, 8};
-  std::printf("%-12s %-4s %3s | %16s |", "workload", "b", "M", "cublas us GB/s");
-  for (int s : splits_tried) std::printf(" split %d us  GB/s |", s);
+  std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
+  for (const Config& c : kConfigs) std::printf(" %dx%d us   GB/s |", c.tiles, c.unroll);
   std::printf("\n");
   for (const Workload& w : kWorkloads) {
-    for (bool column_major : {false, true}) {
-      if (!column_major && w.n % 8 != 0) continue;
+    {
       const std::int64_t k = w.k, n = w.n;
       const std::size_t weight_bytes = static_cast<std::size_t>(k * n) * 2;
       const int sets = static_cast<int>(std::max<std::size_t>(2, (200u << 20) / weight_bytes + 1));
@@ -79,30 +93,30 @@ int main() {
         CHECK(cudaMalloc(&a, m * k * 2));
         CHECK(cudaMalloc(&out, m * n * 2));
         CHECK(cudaMemcpy(a, host_a.data(), m * k * 2, cudaMemcpyHostToDevice));
-        SkinnyGemmArgs args;
+        DecodeGemmProblem args;
         args.a = a;
         args.lda = k;
-        args.ldb = column_major ? k : n;
+        args.ldb = k;
         args.out = out;
         args.m = m;
         args.n = n;
         args.k = k;
         // b[k][n] of the host copy in the layout under test.
         const auto b_at = [&](std::int64_t kk, std::int64_t nn) {
-          return static_cast<double>(bf16_to_float(
-              host_b[static_cast<std::size_t>(column_major ? nn * k + kk : kk * n + nn)]));
+          return static_cast<double>(bf16_to_float(host_b[static_cast<std::size_t>(nn * k + kk)]));
         };
-        // Correctness of every split, with and without bias, on 64 random columns and the last.
+        // Correctness of every configuration, with and without bias, on 64 random columns and the
+        // last.
         std::vector<std::int64_t> cols;
         std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
         for (int i = 0; i < 64; ++i) cols.push_back(pick(rng));
         cols.push_back(n - 1);
-        for (int s : splits_tried)
+        for (const Config& cfg : kConfigs)
           for (bool with_bias : {false, true}) {
             args.b = bs[0];
             args.bias = with_bias ? bias : nullptr;
             CHECK(cudaMemsetAsync(out, 0xff, m * n * 2, stream));  // NaN poison
-            CHECK(launch(column_major, args, s, stream));
+            launch(cfg, args, stream);
             CHECK(cudaStreamSynchronize(stream));
             std::vector<__nv_bfloat16> got(static_cast<std::size_t>(m * n));
             CHECK(cudaMemcpy(got.data(), out, m * n * 2, cudaMemcpyDeviceToHost));
@@ -123,29 +137,29 @@ int main() {
                 if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
               }
             if (!(worst <= 1.0)) {
-              std::printf("FAIL %s %s m %d split %d bias %d: error %.3g of tolerance\n", w.label,
-                          column_major ? "col" : "row", m, s, with_bias, worst);
+              std::printf("FAIL %s m %d config %dx%d bias %d: error %.3g of tolerance\n", w.label,
+                          m, cfg.tiles, cfg.unroll, with_bias, worst);
             }
           }
         args.bias = nullptr;
         const float alpha = 1, beta = 0;
         const double cublas_us = experiments::median_launch_us(
             [&](int set) {
-              CUBLAS(cublasGemmEx(handle, column_major ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N,
-                                  static_cast<int>(n), m, static_cast<int>(k), &alpha, bs[set],
-                                  CUDA_R_16BF, static_cast<int>(args.ldb), a, CUDA_R_16BF,
-                                  static_cast<int>(k), &beta, out, CUDA_R_16BF, static_cast<int>(n),
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
+              CUBLAS(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), m,
+                                  static_cast<int>(k), &alpha, bs[set], CUDA_R_16BF,
+                                  static_cast<int>(args.ldb), a, CUDA_R_16BF, static_cast<int>(k),
+                                  &beta, out, CUDA_R_16BF, static_cast<int>(n), CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT_TENSOR_OP));
             },
             sets, 64, stream, true);
-        std::printf("%-12s %-4s %3d | %8.2f %7.0f |", w.label, column_major ? "col" : "row", m,
-                    cublas_us, weight_bytes / cublas_us * 1e-3);
-        for (int s : splits_tried) {
+        std::printf("%-12s %3d | %8.2f %7.0f |", w.label, m, cublas_us,
+                    weight_bytes / cublas_us * 1e-3);
+        for (const Config& cfg : kConfigs) {
           const double us = experiments::median_launch_us(
               [&](int set) {
-                SkinnyGemmArgs x = args;
+                DecodeGemmProblem x = args;
                 x.b = bs[set];
-                CHECK(launch(column_major, x, s, stream));
+                launch(cfg, x, stream);
               },
               sets, 64, stream, true);
           std::printf(" %8.2f %7.0f |", us, weight_bytes / us * 1e-3);
