@@ -172,42 +172,61 @@ TEST(CudaNorm, SelectionByRowLength) {
     op(random_gpu({2, c.n}, c.dtype, next_seed()));
     EXPECT_EQ(only_key(op, "rms_norm"), c.key);
   }
-  // LayerNorm and FusedAddRMSNorm stage rows of 8 to 32 KB in shared memory.
-  for (const Case& c :
-       {Case{1024, DType::kBFloat16, "warp"}, Case{1032, DType::kBFloat16, "block"},
-        Case{4096, DType::kBFloat16, "block"}, Case{4104, DType::kBFloat16, "shared"},
-        Case{16384, DType::kBFloat16, "shared"}, Case{16392, DType::kBFloat16, "block"},
-        Case{2048, DType::kFloat32, "block"}, Case{2052, DType::kFloat32, "shared"},
-        Case{8192, DType::kFloat32, "shared"}, Case{8196, DType::kFloat32, "block"}}) {
+  // LayerNorm and FusedAddRMSNorm stage rows of 8 to 32 KB in shared memory, but LayerNorm's
+  // float32 rows only from 16 KB (norm_shared_row_bytes_above).
+  struct TwoOps {
+    std::int64_t n;
+    DType dtype;
+    const char* layer;
+    const char* fused;
+  };
+  for (const TwoOps& c : {TwoOps{1024, DType::kBFloat16, "warp", "warp"},
+                          TwoOps{1032, DType::kBFloat16, "block", "block"},
+                          TwoOps{4096, DType::kBFloat16, "block", "block"},
+                          TwoOps{4104, DType::kBFloat16, "shared", "shared"},
+                          TwoOps{16384, DType::kBFloat16, "shared", "shared"},
+                          TwoOps{16392, DType::kBFloat16, "block", "block"},
+                          TwoOps{2048, DType::kFloat32, "block", "block"},
+                          TwoOps{2052, DType::kFloat32, "block", "shared"},
+                          TwoOps{4096, DType::kFloat32, "block", "shared"},
+                          TwoOps{4100, DType::kFloat32, "shared", "shared"},
+                          TwoOps{8192, DType::kFloat32, "shared", "shared"},
+                          TwoOps{8196, DType::kFloat32, "block", "block"}}) {
     SCOPED_TRACE(fmt::format("n={} {}", c.n, dtype_name(c.dtype)));
     LayerNormFwdOp layer(Shape{c.n});
     layer(random_gpu({2, c.n}, c.dtype, next_seed()));
-    EXPECT_EQ(only_key(layer, "layer_norm"), fmt::format("layer_norm_{}_sm90", c.key));
+    EXPECT_EQ(only_key(layer, "layer_norm"), fmt::format("layer_norm_{}_sm90", c.layer));
     FusedAddRMSNormFwdOp fused;
     fused(random_gpu({2, c.n}, c.dtype, next_seed()), random_gpu({2, c.n}, c.dtype, next_seed()),
           random_gpu({c.n}, c.dtype, next_seed()));
     EXPECT_EQ(only_key(fused, "fused_add_rms_norm"),
-              fmt::format("fused_add_rms_norm_{}_sm90", c.key));
+              fmt::format("fused_add_rms_norm_{}_sm90", c.fused));
   }
 }
 
-// The shared path stages rows of 8 to 32 KB; forced on others it refuses, naming the sizes.
+// The shared path stages rows of 8 (LayerNorm's float32: 16) to 32 KB; forced on others it
+// refuses, naming the sizes.
 TEST(CudaNorm, TheSharedPathRefusesRowsOutsideItsStage) {
   TILEOPS_REQUIRE_CUDA();
   EnvGuard force("TILEOPS_FORCE", "layer_norm_shared_sm90");
   struct Case {
     std::int64_t n;
+    DType dtype;
     const char* reason;
   };
   for (const Case& c :
-       {Case{16392, "rows of 16392 elements are 32784 bytes; this path stages rows of up to 32768"},
-        Case{4096,
+       {Case{16392, DType::kBFloat16,
+             "rows of 16392 elements are 32784 bytes; this path stages rows of up to 32768"},
+        Case{4096, DType::kBFloat16,
              "rows of 4096 elements are 8192 bytes; the block path holds rows of up to 8192 "
+             "bytes as fast"},
+        Case{4096, DType::kFloat32,
+             "rows of 4096 elements are 16384 bytes; the block path holds rows of up to 16384 "
              "bytes as fast"}}) {
     LayerNormFwdOp op(Shape{c.n});
-    const Tensor out = poisoned_gpu({2, c.n}, DType::kBFloat16);
+    const Tensor out = poisoned_gpu({2, c.n}, c.dtype);
     const std::string error = error_of<SelectionError>([&] {
-      op(random_gpu({2, c.n}, DType::kBFloat16, next_seed()), std::nullopt, std::nullopt, {out});
+      op(random_gpu({2, c.n}, c.dtype, next_seed()), std::nullopt, std::nullopt, {out});
     });
     EXPECT_NE(error.find(c.reason), std::string::npos) << error;
     for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));

@@ -14,7 +14,7 @@
 //     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
 //   - staged (norm_staged_kernel in norm_staged.cuh): a block per row, the row copied into
 //     shared memory by the copy engine (Note [Staged rows]); LayerNorm's and FusedAddRMSNorm's
-//     rows of 8 to 32 KB.
+//     rows of 8 to 32 KB (LayerNorm's float32 rows from 16 KB: norm_shared_row_bytes_above).
 //   - few rows (norm_few_rows_kernel in norm_few_rows.cuh): block- and shared-path calls of fewer
 //     rows than multiprocessors (Note [Few rows]), each row split over a cluster of blocks.
 //   - streaming (norm_stream_kernel): rows too long for registers; a block per row reads the row

@@ -80,10 +80,11 @@ class NormCudaKernel : public CudaKernel<Impl, I> {
     if (kPath == NormPath::kShared && call.n * itemsize > kNormSharedRowBytes)
       return fmt::format("rows of {} elements are {} bytes; this path stages rows of up to {}",
                          call.n, call.n * itemsize, kNormSharedRowBytes);
-    if (kPath == NormPath::kShared && call.n * itemsize <= kNormSharedRowBytesAbove)
+    if (kPath == NormPath::kShared &&
+        call.n * itemsize <= norm_shared_row_bytes_above(kOp, call.dtype))
       return fmt::format(
           "rows of {} elements are {} bytes; the block path holds rows of up to {} bytes as fast",
-          call.n, call.n * itemsize, kNormSharedRowBytesAbove);
+          call.n, call.n * itemsize, norm_shared_row_bytes_above(kOp, call.dtype));
     if (kPath == NormPath::kBlock && vectors > kNormBlockVectors)
       return fmt::format("rows of {} elements are {} vectors; a block holds {} in registers",
                          call.n, vectors, kNormBlockVectors);

@@ -32,11 +32,17 @@ inline constexpr int kNormVectorsPerLane = 4;
 // The longest row, in vectors, a path holds in registers: a warp of 32 lanes, a block of 1024.
 inline constexpr std::int64_t kNormWarpVectors = 32 * kNormVectorsPerLane;
 inline constexpr std::int64_t kNormBlockVectors = 1024 * kNormVectorsPerLane;
-// The rows the shared path stages, in bytes (Note [Staged rows]): longer than 8 KB (shorter ones
-// are as fast in registers) and up to 32 KB (longer ones leave too few blocks per multiprocessor);
-// the block path holds the others in registers.
-inline constexpr std::int64_t kNormSharedRowBytesAbove = 8 * 1024;
+// The rows the shared path stages, in bytes (Note [Staged rows]): longer than
+// norm_shared_row_bytes_above (shorter ones are as fast in registers) and up to 32 KB (longer ones
+// leave too few blocks per multiprocessor); the block path holds the others in registers.
 inline constexpr std::int64_t kNormSharedRowBytes = 32 * 1024;
+// 8 KB, and 16 KB for LayerNorm's float32 rows: on the H200 its register kernel normalises rows of
+// 4096 float32 at 80.4% of the copy ceiling against the staged kernel's 73.9%, while on 16-bit rows
+// of 16 KB and more the staged kernel stays 3-5 points ahead
+// (bench/results/2026-12-03-h200-layer-norm-registers-vs-staged.md).
+constexpr std::int64_t norm_shared_row_bytes_above(NormOp op, DType dtype) {
+  return op == NormOp::kLayer && dtype == DType::kFloat32 ? 16 * 1024 : 8 * 1024;
+}
 
 // What an entry builds once, on its device (Note [Norm grid] in norm_launch.cu).
 struct NormLaunch {
