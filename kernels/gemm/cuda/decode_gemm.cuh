@@ -30,6 +30,14 @@
 //     past K, are loaded one at a time with predicates.
 //   - The warps' sums meet in shared memory; one pass adds them, adds the bias in float32 and
 //     rounds once.
+//   - Launched as a dependent kernel (Note [Dependent launch] in src/cuda/dependent_launch.hpp),
+//     its blocks are placed while the previous kernel of the stream drains; before the wait
+//     (Note [Prefetch before the wait]) each asks L2 for the first kPrefetchBytes of each of its
+//     columns, so that DRAM streams the weight through the previous kernel's tail and the launch
+//     gap — a model's previous kernel does not write the weight, and a prefetch is correct even if
+//     it did. 4 KB a column is about 16 MB for the blocks of one wave: the bytes the tail and the
+//     gap, 2-3 us, leave DRAM idle for; prefetching whole columns would overflow the 50 MB L2 for
+//     the large weights and read their lines twice.
 //
 // Requirements (the entry checks them: decode_gemm_launch.hpp): M <= 16, 16-bit types, a row-major
 // a and a column-major b, K, lda and ldb multiples of 8 and the operands 16-byte aligned, M, N and
@@ -43,6 +51,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/cuda/dependent_launch.cuh"
 #include "kernels/common/cuda/vec.cuh"
 #include "kernels/gemm/cuda/decode_gemm_launch.hpp"
 
@@ -54,6 +63,8 @@ constexpr int kMaxM = kDecodeGemmMaxRows;
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kStepK = 32;  // k of a warp step: 4 lanes x 8
+// Bytes of each of its columns a block asks L2 for before the wait (Note [Decode GEMM]).
+constexpr std::int64_t kPrefetchBytes = 4096;
 
 __device__ __forceinline__ std::uint32_t word(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
@@ -100,6 +111,12 @@ __global__ void __launch_bounds__(decode_gemm::kThreads)
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, q = lane % 4;
   const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kCols;
+  if (const std::int64_t col = col0 + static_cast<std::int64_t>(threadIdx.x);
+      threadIdx.x < kCols && col < p.n) {
+    const std::int64_t bytes = p.k * 2 < kPrefetchBytes ? p.k * 2 : kPrefetchBytes;
+    prefetch_l2(static_cast<const T*>(p.b) + col * p.ldb, static_cast<std::uint32_t>(bytes));
+  }
+  begin_dependent_kernel();
   // Columns past N and rows past M read the last ones instead, so that the loads need no
   // predicate; what they compute is never stored.
   const T* b_col[kTiles];
