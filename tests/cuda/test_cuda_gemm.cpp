@@ -449,6 +449,29 @@ TEST(CudaGemm, AStoredDecodeChoiceServesTheCallsItTakesAndOnlyThose) {
   for (const char* suffix : {"", ".before", ".tuned"}) std::remove((saved + suffix).c_str());
 }
 
+// Tuning times each candidate as a replayed graph (Note [Tuning as served] in
+// kernels/gemm/cuda/lt_matmul.cpp) on a stream of its own, forked from the call's stream and
+// joined back, so that the call's stream may be one that cannot capture: torch's legacy default
+// stream. The product is then the chosen candidate's, checked against float64.
+TEST(CudaGemm, TuningReplaysGraphsEvenWhenCalledOnTheLegacyStream) {
+  TILEOPS_REQUIRE_CUDA();
+  EnvGuard log("TILEOPS_LOG", "tune");
+  const StreamGuard legacy(Stream(gpu(), cudaStreamLegacy));
+  GemmFwdOp op;
+  op.request_tune();
+  ::testing::internal::CaptureStderr();
+  check_gemm(op, DType::kBFloat16, 3, 264, 200, false, true, false);
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  std::istringstream lines(printed);
+  int candidates = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("tileops: tune ", 0) == 0) {
+      ++candidates;
+      EXPECT_THAT(line, ::testing::HasSubstr(", a graph)")) << line;
+    }
+  EXPECT_GT(candidates, 1) << printed;
+}
+
 TEST(CudaGemm, ATunedCallIsCapturedAndReplaysOnNewValues) {
   TILEOPS_REQUIRE_CUDA();
   const TestStream s;

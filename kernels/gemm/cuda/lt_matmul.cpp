@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -629,7 +631,17 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
 // kMaxSets). Evicting the L2 before each single run instead, as this did first, measured another
 // regime: on the H200, cuBLAS's non-split-K decode kernel ran 10% slower right after an evicting
 // read (228 us against 208 us back to back) while its split-K rivals did not, so tuning chose a
-// split-K kernel that then ran 5% behind torch's choice. The runs go in rounds, each timing every
+// split-K kernel that then ran 5% behind torch's choice. A burst is captured once per candidate as
+// a CUDA graph and replayed, as a serving engine replays its decode step: timed as host-launched
+// bursts of three runs, cublasGemmEx's one-row product read 18.5 us against the 15.8 us torch's
+// graph replays of the same kernel take, and the decode kernel's dependent launches overlapped
+// only within each burst, so that tuning chose kernels that then served up to 2% behind torch
+// (bench/results/2026-12-03-h200-decode-gemm.md). A burst lasts about kBurstMicroseconds (from
+// one timed burst of the first candidate), so that a replay's own start weighs little. The
+// bursts run on a stream of tuning's own (ForkedStream), after the call's work and before what
+// follows it, since the call's stream may be one that cannot capture (torch's legacy default
+// stream); where a capture fails all the same, that candidate's bursts are launched from the host.
+// The runs go in rounds, each timing every
 // candidate once, so that the clock the card holds, which drifts over the tuning (power,
 // temperature), weighs on every candidate alike. After kRounds, the candidates within
 // kRunOffMargin of the best median — those the rounds could not tell apart — are timed in
@@ -641,6 +653,8 @@ constexpr int kRounds = 10;
 constexpr int kRunOffRounds = 20;
 constexpr double kRunOffMargin = 0.03;
 constexpr int kBurst = 3;
+constexpr double kBurstMicroseconds = 200.0;
+constexpr std::size_t kMaxBurst = 64;
 constexpr std::int64_t kMaxSets = 8;
 
 bool log_tuning() {
@@ -664,14 +678,161 @@ std::int64_t span_elements(std::int64_t lines, std::int64_t length, std::int64_t
 
 using Launch = std::function<cublasStatus_t(const LtProblem&)>;
 
-// Times the launches whose index is in `which` in `rounds` rounds, each timing a burst of runs
-// that cycle through `sets`; appends each burst's milliseconds per run to times[c] and marks a
-// failed launch.
-void time_in_rounds(const std::vector<Launch>& launches, const std::vector<std::size_t>& which,
-                    int rounds, const std::vector<LtProblem>& sets, cudaStream_t stream,
+// A stream of tuning's own (Note [Tuning as served]), ordered after the work enqueued on `origin`
+// so far and before what is enqueued there once it is destroyed: a non-blocking stream can capture
+// whatever the call's stream is (the legacy default stream, torch's, cannot).
+class ForkedStream {
+ public:
+  explicit ForkedStream(cudaStream_t origin) : origin_(origin) {
+    TILEOPS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    cudaEvent_t forked = nullptr;
+    TILEOPS_CUDA_CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+    TILEOPS_CUDA_CHECK(cudaEventRecord(forked, origin_));
+    TILEOPS_CUDA_CHECK(cudaStreamWaitEvent(stream_, forked, 0));
+    cudaEventDestroy(forked);
+  }
+  ForkedStream(const ForkedStream&) = delete;
+  ForkedStream& operator=(const ForkedStream&) = delete;
+  // Joins: `origin` waits for everything enqueued here. A failure is reported, not thrown (a
+  // destructor); the stream is released once its work completes.
+  ~ForkedStream() {
+    cudaEvent_t joined = nullptr;
+    if (cudaEventCreateWithFlags(&joined, cudaEventDisableTiming) == cudaSuccess) {
+      report(cudaEventRecord(joined, stream_), "cudaEventRecord(joined, stream_)", __LINE__);
+      report(cudaStreamWaitEvent(origin_, joined, 0), "cudaStreamWaitEvent(origin_, joined, 0)",
+             __LINE__);
+      cudaEventDestroy(joined);
+    } else {
+      report(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(stream_)", __LINE__);
+    }
+    cudaStreamDestroy(stream_);
+  }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  static void report(cudaError_t status, const char* call, int line) noexcept {
+    if (status != cudaSuccess)
+      tileops::cuda::detail::report_cuda_error(status, call, __FILE__, line);
+  }
+
+  cudaStream_t origin_;
+  cudaStream_t stream_ = nullptr;
+};
+
+// A graph of `burst` runs of `launch` cycling through `sets`, captured on `stream`; nullptr when
+// the stream cannot capture, and when a run fails in the capture (then `failed` is set).
+cudaGraphExec_t capture_burst(const Launch& launch, std::size_t burst,
+                              const std::vector<LtProblem>& sets, cudaStream_t stream,
+                              bool& failed) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  cudaGraph_t graph = nullptr;
+  try {
+    for (std::size_t run = 0; run < burst && status == CUBLAS_STATUS_SUCCESS; ++run)
+      status = launch(sets[run % sets.size()]);
+  } catch (...) {
+    (void)cudaStreamEndCapture(stream, &graph);
+    if (graph) cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    throw;
+  }
+  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+  cudaGraphExec_t exec = nullptr;
+  if (status != CUBLAS_STATUS_SUCCESS)
+    failed = true;
+  else if (ended != cudaSuccess || !graph || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
+    exec = nullptr;
+  if (graph) cudaGraphDestroy(graph);
+  (void)cudaGetLastError();
+  return exec;
+}
+
+// One candidate's timed burst: its graph replayed, or `burst` runs launched from the host.
+struct Burst {
+  std::size_t runs = 0;
+  std::vector<cudaGraphExec_t> graphs;  // per candidate; nullptr: launched from the host
+
+  Burst() = default;
+  Burst(const Burst&) = delete;
+  Burst& operator=(const Burst&) = delete;
+  ~Burst() {
+    for (cudaGraphExec_t g : graphs)
+      if (g) cudaGraphExecDestroy(g);
+  }
+
+  // Enqueues candidate c's burst; false when a run failed.
+  bool run(const std::vector<Launch>& launches, std::size_t c, const std::vector<LtProblem>& sets,
+           cudaStream_t stream) const {
+    if (graphs[c]) {
+      TILEOPS_CUDA_CHECK(cudaGraphLaunch(graphs[c], stream));
+      return true;
+    }
+    for (std::size_t r = 0; r < runs; ++r)
+      if (launches[c](sets[r % sets.size()]) != CUBLAS_STATUS_SUCCESS) return false;
+    return true;
+  }
+};
+
+// Milliseconds per run of one host-launched burst of `runs` runs of `launch`, or nullopt when a
+// run fails.
+std::optional<float> time_host_burst(const Launch& launch, std::size_t runs,
+                                     const std::vector<LtProblem>& sets, cudaStream_t stream) {
+  cudaEvent_t start, stop;
+  TILEOPS_CUDA_CHECK(cudaEventCreate(&start));
+  TILEOPS_CUDA_CHECK(cudaEventCreate(&stop));
+  bool ok = true;
+  TILEOPS_CUDA_CHECK(cudaEventRecord(start, stream));
+  for (std::size_t r = 0; r < runs && ok; ++r)
+    ok = launch(sets[r % sets.size()]) == CUBLAS_STATUS_SUCCESS;
+  TILEOPS_CUDA_CHECK(cudaEventRecord(stop, stream));
+  TILEOPS_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (!ok) return std::nullopt;
+  return ms / static_cast<float>(runs);
+}
+
+// Every candidate's burst (Note [Tuning as served]): as many runs as last about
+// kBurstMicroseconds of the first candidate that runs, at least kBurst and one per operand set,
+// captured as a graph per candidate where the stream can capture. Marks a failed launch.
+void prepare_bursts(const std::vector<Launch>& launches, const std::vector<LtProblem>& sets,
+                    cudaStream_t stream, std::vector<bool>& failed, Burst& burst) {
+  const std::size_t least = std::max<std::size_t>(kBurst, sets.size());
+  burst.runs = least;
+  for (std::size_t c = 0; c < launches.size(); ++c) {
+    if (failed[c]) continue;
+    const std::optional<float> ms = time_host_burst(launches[c], least, sets, stream);
+    if (!ms) {
+      failed[c] = true;
+      continue;
+    }
+    if (*ms > 0) {
+      const auto wanted = static_cast<std::size_t>(std::ceil(kBurstMicroseconds / (1000.0 * *ms)));
+      burst.runs = std::clamp(wanted, least, std::max(least, kMaxBurst));
+    }
+    break;
+  }
+  burst.graphs.assign(launches.size(), nullptr);
+  for (std::size_t c = 0; c < launches.size(); ++c) {
+    if (failed[c]) continue;
+    bool capture_failed = false;
+    burst.graphs[c] = capture_burst(launches[c], burst.runs, sets, stream, capture_failed);
+    if (capture_failed) failed[c] = true;
+  }
+}
+
+// Times the bursts of the candidates whose index is in `which` in `rounds` rounds; appends each
+// burst's milliseconds per run to times[c] and marks a failed launch.
+void time_in_rounds(const std::vector<Launch>& launches, const Burst& burst,
+                    const std::vector<std::size_t>& which, int rounds,
+                    const std::vector<LtProblem>& sets, cudaStream_t stream,
                     std::vector<std::vector<float>>& times, std::vector<bool>& failed) {
   const std::size_t count = which.size();
-  const std::size_t burst = std::max<std::size_t>(kBurst, sets.size());
   const auto total = static_cast<std::size_t>(rounds) * count;
   std::vector<cudaEvent_t> events(2 * total);
   for (cudaEvent_t& event : events) TILEOPS_CUDA_CHECK(cudaEventCreate(&event));
@@ -679,8 +840,7 @@ void time_in_rounds(const std::vector<Launch>& launches, const std::vector<std::
     const std::size_t c = which[timing % count];
     if (failed[c]) continue;
     TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * timing], stream));
-    for (std::size_t run = 0; run < burst && !failed[c]; ++run)
-      failed[c] = launches[c](sets[run % sets.size()]) != CUBLAS_STATUS_SUCCESS;
+    failed[c] = !burst.run(launches, c, sets, stream);
     TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * timing + 1], stream));
   }
   TILEOPS_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -689,7 +849,7 @@ void time_in_rounds(const std::vector<Launch>& launches, const std::vector<std::
     float ms = 0;
     if (!failed[c]) {
       TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * timing], events[2 * timing + 1]));
-      times[c].push_back(ms / static_cast<float>(burst));
+      times[c].push_back(ms / static_cast<float>(burst.runs));
     }
   }
   for (cudaEvent_t e : events) cudaEventDestroy(e);
@@ -758,20 +918,24 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   void* workspace_ptr = workspace.defined() ? workspace.data_ptr() : nullptr;
   std::vector<Tensor> copies;
   const std::vector<LtProblem> sets = tuning_sets(ctx, p, stream, copies);
+  // Destroyed before the operands' copies and the workspace, whose memory is freed in the call's
+  // stream's order: the join comes first.
+  const ForkedStream forked(stream);
+  const cudaStream_t timing = forked.get();
   // Every candidate as a launch with its name: the cuBLASLt algorithms, then the named ones.
   std::vector<Launch> launches;
   std::vector<std::string> names;
   std::vector<Named> named_of;  // Named::kNone for a cuBLASLt algorithm
   for (const auto& [algo, bytes] : runnable) {
     launches.emplace_back([&, algo = algo, bytes = bytes](const LtProblem& set) {
-      return matmul(set, layouts, algo, workspace_ptr, bytes, stream);
+      return matmul(set, layouts, algo, workspace_ptr, bytes, timing);
     });
     names.push_back(describe_algo(algo));
     named_of.push_back(Named::kNone);
   }
   for (Named named : named_runnable) {
     launches.emplace_back(
-        [&, named](const LtProblem& set) { return run_named(named, set, workspace_ptr, stream); });
+        [&, named](const LtProblem& set) { return run_named(named, set, workspace_ptr, timing); });
     names.emplace_back(name_of(named));
     named_of.push_back(named);
   }
@@ -780,10 +944,12 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
   for (std::size_t c = 0; c < count; ++c)
     for (int i = 0; i < kWarmups && !failed[c]; ++i)
       failed[c] = launches[c](p) != CUBLAS_STATUS_SUCCESS;
+  Burst burst;
+  prepare_bursts(launches, sets, timing, failed, burst);
   std::vector<std::vector<float>> times(count);
   std::vector<std::size_t> all(count);
   for (std::size_t c = 0; c < count; ++c) all[c] = c;
-  time_in_rounds(launches, all, kRounds, sets, stream, times, failed);
+  time_in_rounds(launches, burst, all, kRounds, sets, timing, times, failed);
   // The best median among the candidates in `which` that never failed.
   const auto timed = [&](std::size_t c) { return !failed[c] && !times[c].empty(); };
   const auto best_of = [&](const std::vector<std::size_t>& which) {
@@ -800,7 +966,7 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
         median_of(times[c]) <= (1.0 + kRunOffMargin) * median_of(times[*best_candidate]))
       contenders.push_back(c);
   if (contenders.size() > 1) {
-    time_in_rounds(launches, contenders, kRunOffRounds, sets, stream, times, failed);
+    time_in_rounds(launches, burst, contenders, kRunOffRounds, sets, timing, times, failed);
     best_candidate = best_of(contenders);
     if (!best_candidate) best_candidate = best_of(all);
     if (!best_candidate) return;
@@ -813,8 +979,9 @@ void LtMatmul::State::tune(const KernelContext& ctx, const LtProblem& p, cudaStr
           timed(c) ? fmt::format("{:.2f} us over {} bursts{}", 1000.0 * median_of(times[c]),
                                  times[c].size(), c == *best_candidate ? " (chosen)" : "")
                    : std::string("failed");
-      std::fprintf(stderr, "tileops: tune %s %s (%zu operand sets): %s %s\n", key.c_str(),
-                   call.str().c_str(), sets.size(), name.c_str(), result.c_str());
+      std::fprintf(stderr, "tileops: tune %s %s (%zu operand sets, %zu runs a burst%s): %s %s\n",
+                   key.c_str(), call.str().c_str(), sets.size(), burst.runs,
+                   burst.graphs[c] ? ", a graph" : "", name.c_str(), result.c_str());
     }
   }
   const double microseconds = 1000.0 * median_of(times[*best_candidate]);
