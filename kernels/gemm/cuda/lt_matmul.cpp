@@ -8,11 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -30,6 +28,7 @@
 #include "kernels/gemm/cuda/empty_product.hpp"
 #include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
 #include "kernels/gemm/cuda/lt_algo.hpp"
+#include "kernels/gemm/cuda/tuning_bursts.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/tuning.hpp"
 
@@ -625,7 +624,7 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
 // Note [Tuning as served]
 // A candidate is timed as a model runs it: back to back with other products, its weights read
 // from HBM, not from the L2 (an algorithm that rereads a tile wins when the tile stays in L2). So
-// each timing is a burst of kBurst runs or more between two events, the runs cycling through
+// each timing is a burst of three runs or more between two events, the runs cycling through
 // copies of the operands made for the tuning, as many as take the working set past twice the L2
 // (none where the call's own operands do, as a weight-streaming decode product's do; at most
 // kMaxSets). Evicting the L2 before each single run instead, as this did first, measured another
@@ -636,25 +635,21 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
 // bursts of three runs, cublasGemmEx's one-row product read 18.5 us against the 15.8 us torch's
 // graph replays of the same kernel take, and the decode kernel's dependent launches overlapped
 // only within each burst, so that tuning chose kernels that then served up to 2% behind torch
-// (bench/results/2026-12-03-h200-decode-gemm.md). A burst lasts about kBurstMicroseconds (from
-// one timed burst of the first candidate), so that a replay's own start weighs little. The
-// bursts run on a stream of tuning's own (ForkedStream), after the call's work and before what
-// follows it, since the call's stream may be one that cannot capture (torch's legacy default
+// (bench/results/2026-12-03-h200-decode-gemm.md). A burst lasts about 200 us (from one timed
+// burst of the first candidate), so that a replay's own start weighs little. The bursts run on a
+// stream of tuning's own (ForkedStream in tuning_bursts.hpp), after the call's work and before
+// what follows it, since the call's stream may be one that cannot capture (torch's legacy default
 // stream); where a capture fails all the same, that candidate's bursts are launched from the host.
-// The runs go in rounds, each timing every
-// candidate once, so that the clock the card holds, which drifts over the tuning (power,
-// temperature), weighs on every candidate alike. After kRounds, the candidates within
-// kRunOffMargin of the best median — those the rounds could not tell apart — are timed in
-// kRunOffRounds more among themselves, and the best median over all their rounds wins.
+// The runs go in rounds, each timing every candidate once, so that the clock the card holds, which
+// drifts over the tuning (power, temperature), weighs on every candidate alike. After kRounds, the
+// candidates within kRunOffMargin of the best median — those the rounds could not tell apart — are
+// timed in kRunOffRounds more among themselves, and the best median over all their rounds wins.
 namespace {
 
 constexpr int kWarmups = 3;
 constexpr int kRounds = 10;
 constexpr int kRunOffRounds = 20;
 constexpr double kRunOffMargin = 0.03;
-constexpr int kBurst = 3;
-constexpr double kBurstMicroseconds = 200.0;
-constexpr std::size_t kMaxBurst = 64;
 constexpr std::int64_t kMaxSets = 8;
 
 bool log_tuning() {
@@ -674,185 +669,6 @@ std::int64_t span_elements(std::int64_t lines, std::int64_t length, std::int64_t
                            std::int64_t batch, std::int64_t batch_stride) {
   if (lines == 0 || length == 0 || batch == 0) return 0;
   return (batch - 1) * batch_stride + (lines - 1) * ld + length;
-}
-
-using Launch = std::function<cublasStatus_t(const LtProblem&)>;
-
-// A stream of tuning's own (Note [Tuning as served]), ordered after the work enqueued on `origin`
-// so far and before what is enqueued there once it is destroyed: a non-blocking stream can capture
-// whatever the call's stream is (the legacy default stream, torch's, cannot).
-class ForkedStream {
- public:
-  explicit ForkedStream(cudaStream_t origin) : origin_(origin) {
-    TILEOPS_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    cudaEvent_t forked = nullptr;
-    TILEOPS_CUDA_CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
-    TILEOPS_CUDA_CHECK(cudaEventRecord(forked, origin_));
-    TILEOPS_CUDA_CHECK(cudaStreamWaitEvent(stream_, forked, 0));
-    cudaEventDestroy(forked);
-  }
-  ForkedStream(const ForkedStream&) = delete;
-  ForkedStream& operator=(const ForkedStream&) = delete;
-  // Joins: `origin` waits for everything enqueued here. A failure is reported, not thrown (a
-  // destructor); the stream is released once its work completes.
-  ~ForkedStream() {
-    cudaEvent_t joined = nullptr;
-    if (cudaEventCreateWithFlags(&joined, cudaEventDisableTiming) == cudaSuccess) {
-      report(cudaEventRecord(joined, stream_), "cudaEventRecord(joined, stream_)", __LINE__);
-      report(cudaStreamWaitEvent(origin_, joined, 0), "cudaStreamWaitEvent(origin_, joined, 0)",
-             __LINE__);
-      cudaEventDestroy(joined);
-    } else {
-      report(cudaStreamSynchronize(stream_), "cudaStreamSynchronize(stream_)", __LINE__);
-    }
-    cudaStreamDestroy(stream_);
-  }
-  cudaStream_t get() const { return stream_; }
-
- private:
-  static void report(cudaError_t status, const char* call, int line) noexcept {
-    if (status != cudaSuccess)
-      tileops::cuda::detail::report_cuda_error(status, call, __FILE__, line);
-  }
-
-  cudaStream_t origin_;
-  cudaStream_t stream_ = nullptr;
-};
-
-// A graph of `burst` runs of `launch` cycling through `sets`, captured on `stream`; nullptr when
-// the stream cannot capture, and when a run fails in the capture (then `failed` is set).
-cudaGraphExec_t capture_burst(const Launch& launch, std::size_t burst,
-                              const std::vector<LtProblem>& sets, cudaStream_t stream,
-                              bool& failed) {
-  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  cudaGraph_t graph = nullptr;
-  try {
-    for (std::size_t run = 0; run < burst && status == CUBLAS_STATUS_SUCCESS; ++run)
-      status = launch(sets[run % sets.size()]);
-  } catch (...) {
-    (void)cudaStreamEndCapture(stream, &graph);
-    if (graph) cudaGraphDestroy(graph);
-    (void)cudaGetLastError();
-    throw;
-  }
-  const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
-  cudaGraphExec_t exec = nullptr;
-  if (status != CUBLAS_STATUS_SUCCESS)
-    failed = true;
-  else if (ended != cudaSuccess || !graph || cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess)
-    exec = nullptr;
-  if (graph) cudaGraphDestroy(graph);
-  (void)cudaGetLastError();
-  return exec;
-}
-
-// One candidate's timed burst: its graph replayed, or `burst` runs launched from the host.
-struct Burst {
-  std::size_t runs = 0;
-  std::vector<cudaGraphExec_t> graphs;  // per candidate; nullptr: launched from the host
-
-  Burst() = default;
-  Burst(const Burst&) = delete;
-  Burst& operator=(const Burst&) = delete;
-  ~Burst() {
-    for (cudaGraphExec_t g : graphs)
-      if (g) cudaGraphExecDestroy(g);
-  }
-
-  // Enqueues candidate c's burst; false when a run failed.
-  bool run(const std::vector<Launch>& launches, std::size_t c, const std::vector<LtProblem>& sets,
-           cudaStream_t stream) const {
-    if (graphs[c]) {
-      TILEOPS_CUDA_CHECK(cudaGraphLaunch(graphs[c], stream));
-      return true;
-    }
-    for (std::size_t r = 0; r < runs; ++r)
-      if (launches[c](sets[r % sets.size()]) != CUBLAS_STATUS_SUCCESS) return false;
-    return true;
-  }
-};
-
-// Milliseconds per run of one host-launched burst of `runs` runs of `launch`, or nullopt when a
-// run fails.
-std::optional<float> time_host_burst(const Launch& launch, std::size_t runs,
-                                     const std::vector<LtProblem>& sets, cudaStream_t stream) {
-  cudaEvent_t start, stop;
-  TILEOPS_CUDA_CHECK(cudaEventCreate(&start));
-  TILEOPS_CUDA_CHECK(cudaEventCreate(&stop));
-  bool ok = true;
-  TILEOPS_CUDA_CHECK(cudaEventRecord(start, stream));
-  for (std::size_t r = 0; r < runs && ok; ++r)
-    ok = launch(sets[r % sets.size()]) == CUBLAS_STATUS_SUCCESS;
-  TILEOPS_CUDA_CHECK(cudaEventRecord(stop, stream));
-  TILEOPS_CUDA_CHECK(cudaEventSynchronize(stop));
-  float ms = 0;
-  TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  if (!ok) return std::nullopt;
-  return ms / static_cast<float>(runs);
-}
-
-// Every candidate's burst (Note [Tuning as served]): as many runs as last about
-// kBurstMicroseconds of the first candidate that runs, at least kBurst and one per operand set,
-// captured as a graph per candidate where the stream can capture. Marks a failed launch.
-void prepare_bursts(const std::vector<Launch>& launches, const std::vector<LtProblem>& sets,
-                    cudaStream_t stream, std::vector<bool>& failed, Burst& burst) {
-  const std::size_t least = std::max<std::size_t>(kBurst, sets.size());
-  burst.runs = least;
-  for (std::size_t c = 0; c < launches.size(); ++c) {
-    if (failed[c]) continue;
-    const std::optional<float> ms = time_host_burst(launches[c], least, sets, stream);
-    if (!ms) {
-      failed[c] = true;
-      continue;
-    }
-    if (*ms > 0) {
-      const auto wanted = static_cast<std::size_t>(std::ceil(kBurstMicroseconds / (1000.0 * *ms)));
-      burst.runs = std::clamp(wanted, least, std::max(least, kMaxBurst));
-    }
-    break;
-  }
-  burst.graphs.assign(launches.size(), nullptr);
-  for (std::size_t c = 0; c < launches.size(); ++c) {
-    if (failed[c]) continue;
-    bool capture_failed = false;
-    burst.graphs[c] = capture_burst(launches[c], burst.runs, sets, stream, capture_failed);
-    if (capture_failed) failed[c] = true;
-  }
-}
-
-// Times the bursts of the candidates whose index is in `which` in `rounds` rounds; appends each
-// burst's milliseconds per run to times[c] and marks a failed launch.
-void time_in_rounds(const std::vector<Launch>& launches, const Burst& burst,
-                    const std::vector<std::size_t>& which, int rounds,
-                    const std::vector<LtProblem>& sets, cudaStream_t stream,
-                    std::vector<std::vector<float>>& times, std::vector<bool>& failed) {
-  const std::size_t count = which.size();
-  const auto total = static_cast<std::size_t>(rounds) * count;
-  std::vector<cudaEvent_t> events(2 * total);
-  for (cudaEvent_t& event : events) TILEOPS_CUDA_CHECK(cudaEventCreate(&event));
-  for (std::size_t timing = 0; timing < total; ++timing) {
-    const std::size_t c = which[timing % count];
-    if (failed[c]) continue;
-    TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * timing], stream));
-    failed[c] = !burst.run(launches, c, sets, stream);
-    TILEOPS_CUDA_CHECK(cudaEventRecord(events[2 * timing + 1], stream));
-  }
-  TILEOPS_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (std::size_t timing = 0; timing < total; ++timing) {
-    const std::size_t c = which[timing % count];
-    float ms = 0;
-    if (!failed[c]) {
-      TILEOPS_CUDA_CHECK(cudaEventElapsedTime(&ms, events[2 * timing], events[2 * timing + 1]));
-      times[c].push_back(ms / static_cast<float>(burst.runs));
-    }
-  }
-  for (cudaEvent_t e : events) cudaEventDestroy(e);
 }
 
 }  // namespace
