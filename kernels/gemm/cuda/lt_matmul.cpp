@@ -612,14 +612,14 @@ std::optional<std::string> LtMatmul::refusal(const GemmCall& call) {
 // Once tuning is requested (Kernel::request_tune), the next call the entry serves times every
 // candidate that passes cublasLtMatmulAlgoCheck for that call's exact shape — the heuristic's for
 // the call spec and for the shape — and the named candidates that take the call (cublasGemmEx,
-// Note [The classic cuBLAS candidate]; our CUTLASS and decode kernels), with events on the call's
-// stream (Note [Tuning as served]), keeps the fastest for every shape it serves and records it in
-// the tuning store, so that an entry built later for the same call spec and device starts tuned.
-// Tuning alone synchronises the host (on its stop events). A call made while its stream captures a
-// graph cannot time or synchronise: it runs the current choice, and the next uncaptured call tunes.
-// The candidates write `out` (and scratch outputs), which the chosen algorithm then writes again,
-// so the call's result is the chosen algorithm's. TILEOPS_LOG=tune prints every candidate's median
-// to stderr.
+// Note [The classic cuBLAS candidate]; our CUTLASS and decode kernels), with events on a stream
+// forked from the call's (Note [Tuning as served]), keeps the fastest for every shape it serves and
+// records it in the tuning store, so that an entry built later for the same call spec and device
+// starts tuned. Tuning alone synchronises the host (on its stop events). A call made while its
+// stream captures a graph cannot time or synchronise: it runs the current choice, and the next
+// uncaptured call tunes. The candidates write `out` (and scratch outputs), which the chosen
+// algorithm then writes again, so the call's result is the chosen algorithm's. TILEOPS_LOG=tune
+// prints every candidate's median to stderr.
 //
 // Note [Tuning as served]
 // A candidate is timed as a model runs it: back to back with other products, its weights read
