@@ -1,6 +1,6 @@
 // The CUTLASS GEMM candidate as the cuBLASLt entry sees it (no CUDA or CUTLASS header): Note
-// [CUTLASS GEMM candidate] in gemm_cutlass.cuh. One instantiation per element type and layout of
-// b, each in its own translation unit (gemm_cutlass_<type>_<layout>.cu), compiled in parallel.
+// [CUTLASS GEMM candidate] in gemm_cutlass.cuh. bfloat16 only, one instantiation per layout of b,
+// each in its own translation unit (gemm_cutlass_bf16_<layout>.cu), compiled in parallel.
 #pragma once
 
 #include <cstddef>
@@ -37,16 +37,10 @@ struct CutlassGemm {
 
 extern template struct CutlassGemm<DType::kBFloat16, false>;
 extern template struct CutlassGemm<DType::kBFloat16, true>;
-extern template struct CutlassGemm<DType::kFloat16, false>;
-extern template struct CutlassGemm<DType::kFloat16, true>;
 
-// Calls f(CutlassGemm<dtype, b_column_major>{}) for float16 or bfloat16.
+// Calls f(CutlassGemm<bfloat16, b_column_major>{}).
 template <class F>
-decltype(auto) dispatch_cutlass_gemm(DType dtype, bool b_column_major, F&& f) {
-  if (dtype == DType::kFloat16) {
-    if (b_column_major) return f(CutlassGemm<DType::kFloat16, true>{});
-    return f(CutlassGemm<DType::kFloat16, false>{});
-  }
+decltype(auto) dispatch_cutlass_gemm(bool b_column_major, F&& f) {
   if (b_column_major) return f(CutlassGemm<DType::kBFloat16, true>{});
   return f(CutlassGemm<DType::kBFloat16, false>{});
 }

@@ -361,10 +361,9 @@ struct LtMatmul::State {
   // The CUTLASS candidate's problem for `p` (Note [CUTLASS GEMM candidate] in gemm_cutlass.cuh),
   // or nullopt when the candidate does not take it.
   std::optional<CutlassGemmProblem> cutlass_problem(const LtProblem& p) const {
-    if ((call.dtype != DType::kBFloat16 && call.dtype != DType::kFloat16) || call.has_bias ||
-        p.batch != 1 || p.a.column_major || call.access.alignment < 16 || call.n % 8 != 0 ||
-        call.k % 8 != 0 || p.a.ld % 8 != 0 || p.b.ld % 8 != 0 || !fits_int(p.m) ||
-        !fits_int(call.n) || !fits_int(call.k))
+    if (call.dtype != DType::kBFloat16 || call.has_bias || p.batch != 1 || p.a.column_major ||
+        call.access.alignment < 16 || call.n % 8 != 0 || call.k % 8 != 0 || p.a.ld % 8 != 0 ||
+        p.b.ld % 8 != 0 || !fits_int(p.m) || !fits_int(call.n) || !fits_int(call.k))
       return std::nullopt;
     CutlassGemmProblem c;
     c.m = static_cast<int>(p.m);
@@ -379,7 +378,7 @@ struct LtMatmul::State {
   }
 
   std::size_t cutlass_workspace(const CutlassGemmProblem& c) const {
-    return dispatch_cutlass_gemm(call.dtype, call.b_column_major, [&](auto gemm) {
+    return dispatch_cutlass_gemm(call.b_column_major, [&](auto gemm) {
       return decltype(gemm)::workspace_bytes(c, sm_count);
     });
   }
@@ -387,7 +386,7 @@ struct LtMatmul::State {
   // CUBLAS_STATUS_NOT_SUPPORTED when CUTLASS cannot implement `c` (nothing launched).
   cublasStatus_t cutlass_gemm(const CutlassGemmProblem& c, void* workspace,
                               cudaStream_t stream) const {
-    const bool launched = dispatch_cutlass_gemm(call.dtype, call.b_column_major, [&](auto gemm) {
+    const bool launched = dispatch_cutlass_gemm(call.b_column_major, [&](auto gemm) {
       return decltype(gemm)::launch(c, workspace, device_index, sm_count, stream);
     });
     return launched ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
