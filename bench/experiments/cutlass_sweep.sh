@@ -2,10 +2,11 @@
 # Compiles a CUTLASS experiment once per schedule, in parallel, and runs each binary in turn (the
 # GPU is shared), appending to OUT_FILE: what gemm_sweep.sh and grouped_gemm_sweep.sh share.
 #
-#   bench/experiments/cutlass_sweep.sh EXPERIMENT.cu OUT_FILE 'KIND M N K CLUSTER_M CLUSTER_N' ...
+#   bench/experiments/cutlass_sweep.sh EXPERIMENT.cu OUT_FILE 'KIND M N K CLUSTER_M CLUSTER_N [SCHEDULER]' ...
 #
-# The experiment reads its schedule from the macros KIND, TILE_M, TILE_N, TILE_K, CLUSTER_M and
-# CLUSTER_N. SWEEP_LINK: extra link flags (-lcublas); SWEEP_RUNS: the argument lists each binary
+# The experiment reads its schedule from the macros KIND, TILE_M, TILE_N, TILE_K, CLUSTER_M,
+# CLUSTER_N and, when given, SCHEDULER. SWEEP_LINK: extra link flags (-lcublas); SWEEP_DEFINES:
+# extra compile flags (-DSMALL_M); SWEEP_RUNS: the argument lists each binary
 # runs with, separated by '|' (default: one run without arguments); SWEEP_PHASE=compile only
 # compiles, SWEEP_PHASE=run only runs what is compiled.
 set -uo pipefail
@@ -21,12 +22,15 @@ dir=build/sweep-$(basename "$experiment" .cu)
 mkdir -p "$dir"
 phase=${SWEEP_PHASE:-both}
 read -r -a link <<<"${SWEEP_LINK:-}"
+read -r -a defines <<<"${SWEEP_DEFINES:-}"
 for i in "${!schedules[@]}"; do
   [[ $phase == run ]] && break
-  read -r kind m n k cm cn <<<"${schedules[$i]}"
+  read -r kind m n k cm cn scheduler <<<"${schedules[$i]}"
+  [[ -n $scheduler ]] && defines_i=(-DSCHEDULER="$scheduler") || defines_i=()
   "$nvcc" -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr \
     -I. -Iinclude -Isrc -isystem build/cutlass/include -DKIND="$kind" -DTILE_M="$m" -DTILE_N="$n" \
-    -DTILE_K="$k" -DCLUSTER_M="$cm" -DCLUSTER_N="$cn" "$experiment" "${link[@]}" \
+    -DTILE_K="$k" -DCLUSTER_M="$cm" -DCLUSTER_N="$cn" "${defines_i[@]}" "${defines[@]}" \
+    "$experiment" "${link[@]}" \
     -o "$dir/schedule_$i" >"$dir/schedule_$i.log" 2>&1 &
 done
 wait
