@@ -17,10 +17,12 @@ void norm_implementations(ImplementationTable& table) {
   table.add<FusedAddRMSNormFwdOp, cpu::FusedAddRMSNormCpuKernel>("fused_add_rms_norm_cpu");
 #if TILEOPS_WITH_CUDA
   table.add<RMSNormFwdOp, cuda::RMSNormWarpSm90>("rms_norm_warp_sm90");
+  table.add<RMSNormFwdOp, cuda::RMSNormFixedSm90>("rms_norm_fixed_sm90");
   table.add<RMSNormFwdOp, cuda::RMSNormBlockSm90>("rms_norm_block_sm90");
   table.add<RMSNormFwdOp, cuda::RMSNormStreamingSm90>("rms_norm_streaming_sm90");
   table.add<RMSNormFwdOp, cuda::RMSNormGeneralSm90>("rms_norm_general_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormWarpSm90>("layer_norm_warp_sm90");
+  table.add<LayerNormFwdOp, cuda::LayerNormFixedSm90>("layer_norm_fixed_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormSharedSm90>("layer_norm_shared_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormBlockSm90>("layer_norm_block_sm90");
   table.add<LayerNormFwdOp, cuda::LayerNormStreamingSm90>("layer_norm_streaming_sm90");

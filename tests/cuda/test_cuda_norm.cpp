@@ -161,10 +161,14 @@ TEST(CudaNorm, SelectionByRowLength) {
   for (const Case& c : {Case{128, DType::kBFloat16, "rms_norm_warp_sm90"},
                         Case{1024, DType::kBFloat16, "rms_norm_warp_sm90"},
                         Case{1032, DType::kBFloat16, "rms_norm_block_sm90"},
-                        Case{8192, DType::kBFloat16, "rms_norm_block_sm90"},
+                        Case{4096, DType::kBFloat16, "rms_norm_fixed_sm90"},
+                        Case{8192, DType::kBFloat16, "rms_norm_fixed_sm90"},
+                        Case{16384, DType::kFloat16, "rms_norm_fixed_sm90"},
+                        Case{8200, DType::kBFloat16, "rms_norm_block_sm90"},
                         Case{32768, DType::kBFloat16, "rms_norm_block_sm90"},
                         Case{32776, DType::kBFloat16, "rms_norm_streaming_sm90"},
                         Case{16384, DType::kFloat32, "rms_norm_block_sm90"},
+                        Case{4096, DType::kFloat32, "rms_norm_block_sm90"},
                         Case{16388, DType::kFloat32, "rms_norm_streaming_sm90"},
                         Case{4097, DType::kBFloat16, "rms_norm_general_sm90"}}) {
     SCOPED_TRACE(fmt::format("n={} {}", c.n, dtype_name(c.dtype)));
@@ -173,7 +177,8 @@ TEST(CudaNorm, SelectionByRowLength) {
     EXPECT_EQ(only_key(op, "rms_norm"), c.key);
   }
   // LayerNorm and FusedAddRMSNorm stage rows of 8 to 32 KB in shared memory, but LayerNorm's
-  // float32 rows only from 16 KB (norm_shared_row_bytes_above).
+  // float32 rows only from 16 KB (norm_shared_row_bytes_above), and LayerNorm's 16-bit rows of
+  // 4096, 8192 and 16384 take the fixed path.
   struct TwoOps {
     std::int64_t n;
     DType dtype;
@@ -182,9 +187,12 @@ TEST(CudaNorm, SelectionByRowLength) {
   };
   for (const TwoOps& c : {TwoOps{1024, DType::kBFloat16, "warp", "warp"},
                           TwoOps{1032, DType::kBFloat16, "block", "block"},
-                          TwoOps{4096, DType::kBFloat16, "block", "block"},
+                          TwoOps{4096, DType::kBFloat16, "fixed", "block"},
+                          TwoOps{4088, DType::kBFloat16, "block", "block"},
                           TwoOps{4104, DType::kBFloat16, "shared", "shared"},
-                          TwoOps{16384, DType::kBFloat16, "shared", "shared"},
+                          TwoOps{8192, DType::kFloat16, "fixed", "shared"},
+                          TwoOps{16384, DType::kBFloat16, "fixed", "shared"},
+                          TwoOps{16376, DType::kBFloat16, "shared", "shared"},
                           TwoOps{16392, DType::kBFloat16, "block", "block"},
                           TwoOps{2048, DType::kFloat32, "block", "block"},
                           TwoOps{2052, DType::kFloat32, "block", "shared"},
@@ -371,13 +379,16 @@ TEST(CudaNorm, LayerNormRowsNearAndFarFromZeroMean) {
     std::int64_t rows;
   };
   const Case cases[] = {
-      {"layer_norm_warp_sm90", 64, 64},     {"layer_norm_warp_sm90", 512, 300},
-      {"layer_norm_block_sm90", 4096, 300}, {"layer_norm_block_sm90", 4096, 4},
-      {"layer_norm_block_sm90", 16384, 4},  {"layer_norm_shared_sm90", 8192, 300},
-      {"layer_norm_shared_sm90", 8192, 4},
+      {"layer_norm_warp_sm90", 64, 64},      {"layer_norm_warp_sm90", 512, 300},
+      {"layer_norm_block_sm90", 4096, 300},  {"layer_norm_block_sm90", 4096, 4},
+      {"layer_norm_block_sm90", 16384, 4},   {"layer_norm_shared_sm90", 8192, 300},
+      {"layer_norm_shared_sm90", 8192, 4},   {"layer_norm_fixed_sm90", 4096, 300},
+      {"layer_norm_fixed_sm90", 16384, 300}, {"layer_norm_fixed_sm90", 8192, 3},
   };
   for (DType dtype : kFloatDTypes)
     for (const Case& c : cases) {
+      // The fixed path holds 16-bit rows only.
+      if (std::string(c.key) == "layer_norm_fixed_sm90" && dtype == DType::kFloat32) continue;
       SCOPED_TRACE(fmt::format("{} {} n={} rows={}", c.key, dtype_name(dtype), c.n, c.rows));
       EnvGuard force("TILEOPS_FORCE", c.key);
       LayerNormFwdOp op(Shape{c.n}, 1e-5);
@@ -462,6 +473,90 @@ TEST(CudaNorm, EveryImplementationForced) {
     aligned[0] = random_gpu({3, width}, DType::kBFloat16, next_seed());
     run_and_check(op, aligned);
   }
+}
+
+// The fixed path (Note [Fixed rows] in kernels/norm/cuda/norm_fixed.cuh): each row length it has a
+// kernel for, both 16-bit dtypes, with many rows (its own kernel, a block per row) and with fewer
+// rows than multiprocessors (the few-rows kernel), every affine combination, forced; a 3-D input.
+TEST(CudaNorm, TheFixedPathServesItsRowLengths) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::int64_t many = 2 * device_facts(gpu()).sm_count + 7;
+  for (DType dtype : {DType::kFloat16, DType::kBFloat16})
+    for (std::int64_t n : {std::int64_t{4096}, std::int64_t{8192}, std::int64_t{16384}})
+      for (std::int64_t rows : {std::int64_t{1}, std::int64_t{3}, many}) {
+        SCOPED_TRACE(fmt::format("{} n={} rows={}", dtype_name(dtype), n, rows));
+        for (bool weighted : {true, false}) {
+          RMSNormFwdOp op(Shape{n}, 1e-5);
+          std::optional<Tensor> w;
+          if (weighted) w = random_gpu({n}, dtype, next_seed());
+          run_forced(op, "rms_norm", "rms_norm_fixed_sm90",
+                     {random_gpu({rows, n}, dtype, next_seed(), 3.0), w}, rows, n, dtype);
+        }
+        for (int affine = 0; affine < 4; ++affine) {  // none, weight, bias, both
+          LayerNormFwdOp op(Shape{n}, 1e-5);
+          std::optional<Tensor> w, b;
+          if (affine & 1) w = random_gpu({n}, dtype, next_seed());
+          if (affine & 2) b = random_gpu({n}, dtype, next_seed());
+          run_forced(op, "layer_norm", "layer_norm_fixed_sm90",
+                     {random_gpu({rows, n}, dtype, next_seed(), 2.0), w, b}, rows, n, dtype);
+        }
+      }
+  EnvGuard force("TILEOPS_FORCE", "rms_norm_fixed_sm90");
+  RMSNormFwdOp op(Shape{8192}, 1e-6);
+  run_and_check(op,
+                {random_gpu({3, 101, 8192}, DType::kBFloat16, next_seed()),
+                 random_gpu({8192}, DType::kBFloat16, next_seed())},
+                CallOptions{poisoned_gpu({3, 101, 8192}, DType::kBFloat16)});
+  EXPECT_EQ(only_key(op, "rms_norm"), "rms_norm_fixed_sm90");
+}
+
+// Forced on a row length or dtype it has no kernel for, or on a misaligned view, the fixed path
+// refuses, naming why, and writes nothing; the instance stays usable.
+TEST(CudaNorm, TheFixedPathRefusesOtherRows) {
+  TILEOPS_REQUIRE_CUDA();
+  struct Case {
+    const char* key;
+    std::int64_t n;
+    DType dtype;
+    const char* reason;
+  };
+  for (const Case& c :
+       {Case{"rms_norm_fixed_sm90", 4104, DType::kBFloat16,
+             "rows of 4104 bfloat16 elements: this path has kernels for float16 "
+             "and bfloat16 rows of 4096, 8192 and 16384 elements"},
+        Case{"layer_norm_fixed_sm90", 4096, DType::kFloat32,
+             "rows of 4096 float32 elements: this path has kernels for float16 "
+             "and bfloat16 rows of 4096, 8192 and 16384 elements"},
+        Case{"layer_norm_fixed_sm90", 12288, DType::kFloat16, "rows of 12288 float16 elements"}}) {
+    SCOPED_TRACE(fmt::format("{} n={} {}", c.key, c.n, dtype_name(c.dtype)));
+    EnvGuard force("TILEOPS_FORCE", c.key);
+    LayerNormFwdOp layer(Shape{c.n});
+    RMSNormFwdOp rms(Shape{c.n});
+    const bool is_rms = std::string(c.key).starts_with("rms");
+    Op& op = is_rms ? static_cast<Op&>(rms) : static_cast<Op&>(layer);
+    std::vector<std::optional<Tensor>> inputs(is_rms ? 2 : 3);
+    inputs[0] = random_gpu({2, c.n}, c.dtype, next_seed());
+    const Tensor out = poisoned_gpu({2, c.n}, c.dtype);
+    const std::string error = error_of<SelectionError>([&] { op.call(inputs, CallOptions{out}); });
+    EXPECT_NE(error.find(std::string("TILEOPS_FORCE=") + c.key + " refuses this call"),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find(c.reason), std::string::npos) << error;
+    for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));
+  }
+  EnvGuard force("TILEOPS_FORCE", "layer_norm_fixed_sm90");
+  LayerNormFwdOp op(Shape{4096});
+  const Tensor out = poisoned_gpu({3, 4096}, DType::kBFloat16);
+  const std::vector<std::optional<Tensor>> misaligned = {
+      view_at_offset(random_host({3, 4096}, DType::kBFloat16, next_seed()), 2), std::nullopt,
+      std::nullopt};
+  const std::string error =
+      error_of<SelectionError>([&] { op.call(misaligned, CallOptions{out}); });
+  EXPECT_NE(error.find("aligned to 2 bytes"), std::string::npos) << error;
+  for (double v : host_values(out).values) ASSERT_TRUE(std::isnan(v));
+  run_and_check(op,
+                {random_gpu({3, 4096}, DType::kBFloat16, next_seed()), std::nullopt, std::nullopt});
+  EXPECT_EQ(only_key(op, "layer_norm"), "layer_norm_fixed_sm90");
 }
 
 }  // namespace

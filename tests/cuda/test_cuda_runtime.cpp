@@ -276,25 +276,31 @@ TEST(CudaBadInput, SizesPast32BitIndexing) {
     part.copy_from(pattern.as_strided({count, n}, {n, 1}, 0));
   }
   const Tensor w = random_gpu({n}, dtype, next_seed());
-  RMSNormFwdOp op(Shape{n}, 1e-5);
-  const Tensor y = op(x, w);
-  EXPECT_EQ(only_key(op, "rms_norm"), "rms_norm_block_sm90");
-  // The first block of rows and the last rows, against the reference of the pattern.
   const references::Inputs pattern_in = host_inputs({pattern, w});
   const references::Reference reference = references::find_reference("RMSNormFwdOp");
-  const references::Expected want = reference(op.params(), pattern_in).at(0);
-  for (std::int64_t first : {std::int64_t{0}, rows - block}) {
-    SCOPED_TRACE(first);
-    const Tensor got = y.as_strided({block, n}, {n, 1}, first * n * 2);
-    const references::HostTensor h = host_values(got);
-    references::Expected shifted = want;
-    // Row r holds pattern row r % block.
-    for (std::int64_t r = 0; r < block; ++r)
-      for (std::int64_t i = 0; i < n; ++i)
-        shifted.values[r * n + i] = want.values[((first + r) % block) * n + i];
-    const auto tol = references::tolerance(dtype);
-    const references::Comparison c = references::compare(h.values, shifted, tol);
-    EXPECT_TRUE(c.ok()) << c.str(h.values, shifted.values, tol);
+  // The fixed path serves these rows unforced (Note [Fixed rows]); the block path, forced, reads
+  // rows of any length with the same 64-bit row offsets.
+  for (const char* key : {"rms_norm_fixed_sm90", "rms_norm_block_sm90"}) {
+    SCOPED_TRACE(key);
+    EnvGuard force("TILEOPS_FORCE", key);
+    RMSNormFwdOp op(Shape{n}, 1e-5);
+    const Tensor y = op(x, w);
+    EXPECT_EQ(only_key(op, "rms_norm"), key);
+    // The first block of rows and the last rows, against the reference of the pattern.
+    const references::Expected want = reference(op.params(), pattern_in).at(0);
+    for (std::int64_t first : {std::int64_t{0}, rows - block}) {
+      SCOPED_TRACE(first);
+      const Tensor got = y.as_strided({block, n}, {n, 1}, first * n * 2);
+      const references::HostTensor h = host_values(got);
+      references::Expected shifted = want;
+      // Row r holds pattern row r % block.
+      for (std::int64_t r = 0; r < block; ++r)
+        for (std::int64_t i = 0; i < n; ++i)
+          shifted.values[r * n + i] = want.values[((first + r) % block) * n + i];
+      const auto tol = references::tolerance(dtype);
+      const references::Comparison c = references::compare(h.values, shifted, tol);
+      EXPECT_TRUE(c.ok()) << c.str(h.values, shifted.values, tol);
+    }
   }
 }
 
@@ -338,7 +344,9 @@ TEST(CudaComposite, ResidualRMSNormRunsThroughItsSubOpsOnTheGpu) {
       const auto subs = op.held_delegates();
       ASSERT_EQ(subs.size(), 2u);
       EXPECT_EQ(only_key(*subs[0], "add"), "add_vector_sm90");
-      EXPECT_EQ(only_key(*subs[1], "rms_norm"), "rms_norm_block_sm90");
+      // Rows of 4096 16-bit elements take the fixed path (Note [Fixed rows]).
+      EXPECT_EQ(only_key(*subs[1], "rms_norm"),
+                dtype == DType::kFloat32 ? "rms_norm_block_sm90" : "rms_norm_fixed_sm90");
     }
 }
 

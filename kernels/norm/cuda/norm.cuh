@@ -12,6 +12,9 @@
 //     [Norm grid] in norm_launch.cu and each group walks its rows; the weight and bias a lane
 //     reads are the same for every row, so after the first row they come from L1. Holding them
 //     in registers instead spills: ptxas caps a 1024-thread block at 64 registers.
+//   - fixed (norm_fixed_rows_kernel in norm_fixed.cuh): RMSNorm's and LayerNorm's 16-bit rows of
+//     4096, 8192 and 16384 elements in registers, a block per row, the row's length, the block's
+//     shape and the affine tensors fixed at compile time (Note [Fixed rows]).
 //   - staged (norm_staged_kernel in norm_staged.cuh): a block per row, the row copied into
 //     shared memory by the copy engine (Note [Staged rows]); LayerNorm's and FusedAddRMSNorm's
 //     rows of 8 to 32 KB (LayerNorm's float32 rows from 16 KB: norm_shared_row_bytes_above).

@@ -5,6 +5,7 @@
 
 #include "kernels/norm/cuda/norm.cuh"
 #include "kernels/norm/cuda/norm_few_rows.cuh"
+#include "kernels/norm/cuda/norm_fixed.cuh"
 #include "kernels/norm/cuda/norm_instances.hpp"
 #include "kernels/norm/cuda/norm_staged.cuh"
 #include "tileops/core/error.hpp"
@@ -19,6 +20,7 @@ const void* norm_kernel(NormPath path, int lanes, int few_rows_cluster) {
       return lanes == kNarrowLanes
                  ? reinterpret_cast<const void*>(&norm_rows_kernel<K, T, kNarrowLanes, kVpt>)
                  : reinterpret_cast<const void*>(&norm_rows_kernel<K, T, 32, kVpt>);
+    case NormPath::kFixed:
     case NormPath::kShared:
     case NormPath::kBlock:
       switch (few_rows_cluster) {
@@ -33,6 +35,7 @@ const void* norm_kernel(NormPath path, int lanes, int few_rows_cluster) {
         default:
           break;
       }
+      if (path == NormPath::kFixed) return nullptr;  // norm_fixed_kernel
       if (path == NormPath::kShared) {
         // RMSNorm has no shared path (Note [Staged rows]): no instantiation.
         if constexpr (K != NormKind::kRMS)
@@ -60,6 +63,18 @@ const void* norm_kernel(NormPath path, DType dtype, int lanes, int few_rows_clus
     default:
       throw CheckError("norm (cuda): dtype " + std::string(dtype_name(dtype)) +
                        " is not float16, bfloat16 or float32");
+  }
+}
+
+template <NormKind K>
+NormFixedKernel norm_fixed_kernel(DType dtype, std::int64_t n) {
+  switch (dtype) {
+    case DType::kFloat16:
+      return norm_fixed_kernel<K, __half>(n);
+    case DType::kBFloat16:
+      return norm_fixed_kernel<K, __nv_bfloat16>(n);
+    default:
+      return {};
   }
 }
 

@@ -3,6 +3,9 @@
 // precedence. Note [Norm kernels] in norm.cuh describes the paths; per op:
 //
 //   - <op>_warp_sm90: rows of up to 128 vectors, a logical warp per row;
+//   - <op>_fixed_sm90 (RMSNorm, LayerNorm): float16 and bfloat16 rows of 4096, 8192 and 16384
+//     elements, a block per row, the row in registers, its length fixed at compile time (Note
+//     [Fixed rows] in norm_fixed.cuh);
 //   - <op>_shared_sm90 (LayerNorm, FusedAddRMSNorm): rows of 8 to 32 KB, a block per row, the
 //     row staged in shared memory;
 //   - <op>_block_sm90: rows of up to 4096 vectors, a block per row, the row in registers;
@@ -34,6 +37,8 @@ constexpr std::string_view norm_path_name(NormPath path) {
   switch (path) {
     case NormPath::kWarp:
       return "warp";
+    case NormPath::kFixed:
+      return "fixed";
     case NormPath::kShared:
       return "shared";
     case NormPath::kBlock:
@@ -58,12 +63,15 @@ class NormCudaKernel : public CudaKernel<Impl, I> {
  public:
   // RMSNorm's rows are faster in registers than staged (Note [Staged rows]): it has no shared path.
   static constexpr bool kHasSharedPath = kOp != NormOp::kRMS;
+  // The fused op has no fixed-length kernel (Note [Fixed rows] in norm_fixed.cuh).
+  static constexpr bool kHasFixedPath = kOp != NormOp::kFusedAddRMS;
 
   static std::vector<std::string> preferred_over() {
     std::vector<std::string> keys;
-    for (NormPath later :
-         {NormPath::kShared, NormPath::kBlock, NormPath::kStreaming, NormPath::kGeneral})
-      if (later > kPath && (later != NormPath::kShared || kHasSharedPath))
+    for (NormPath later : {NormPath::kFixed, NormPath::kShared, NormPath::kBlock,
+                           NormPath::kStreaming, NormPath::kGeneral})
+      if (later > kPath && (later != NormPath::kShared || kHasSharedPath) &&
+          (later != NormPath::kFixed || kHasFixedPath))
         keys.push_back(norm_key(Impl::kKeyPrefix, later));
     return keys;
   }
@@ -77,6 +85,11 @@ class NormCudaKernel : public CudaKernel<Impl, I> {
     if (kPath == NormPath::kWarp && vectors > kNormWarpVectors)
       return fmt::format("rows of {} elements are {} vectors; a warp holds {} in registers", call.n,
                          vectors, kNormWarpVectors);
+    if (kPath == NormPath::kFixed && !norm_fixed_row(kOp, call.dtype, call.n))
+      return fmt::format(
+          "rows of {} {} elements: this path has kernels for float16 and bfloat16 rows of 4096, "
+          "8192 and 16384 elements",
+          call.n, dtype_name(call.dtype));
     if (kPath == NormPath::kShared && call.n * itemsize > kNormSharedRowBytes)
       return fmt::format("rows of {} elements are {} bytes; this path stages rows of up to {}",
                          call.n, call.n * itemsize, kNormSharedRowBytes);
@@ -155,6 +168,9 @@ class FusedAddRMSNormCuda
 class RMSNormWarpSm90 final : public RMSNormCuda<RMSNormWarpSm90, NormPath::kWarp> {
   using RMSNormCuda::RMSNormCuda;
 };
+class RMSNormFixedSm90 final : public RMSNormCuda<RMSNormFixedSm90, NormPath::kFixed> {
+  using RMSNormCuda::RMSNormCuda;
+};
 class RMSNormBlockSm90 final : public RMSNormCuda<RMSNormBlockSm90, NormPath::kBlock> {
   using RMSNormCuda::RMSNormCuda;
 };
@@ -166,6 +182,9 @@ class RMSNormGeneralSm90 final : public RMSNormCuda<RMSNormGeneralSm90, NormPath
 };
 
 class LayerNormWarpSm90 final : public LayerNormCuda<LayerNormWarpSm90, NormPath::kWarp> {
+  using LayerNormCuda::LayerNormCuda;
+};
+class LayerNormFixedSm90 final : public LayerNormCuda<LayerNormFixedSm90, NormPath::kFixed> {
   using LayerNormCuda::LayerNormCuda;
 };
 class LayerNormSharedSm90 final : public LayerNormCuda<LayerNormSharedSm90, NormPath::kShared> {

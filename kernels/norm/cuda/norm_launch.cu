@@ -32,6 +32,18 @@ const void* kernel_for(NormOp op, NormPath path, DType dtype, int lanes, int few
   return nullptr;
 }
 
+NormFixedKernel fixed_kernel_for(NormOp op, DType dtype, std::int64_t n) {
+  switch (op) {
+    case NormOp::kRMS:
+      return rms_norm_fixed_kernel(dtype, n);
+    case NormOp::kLayer:
+      return layer_norm_fixed_kernel(dtype, n);
+    case NormOp::kFusedAddRMS:
+      break;
+  }
+  return {};
+}
+
 int round_up(std::int64_t value, int multiple) {
   return static_cast<int>((value + multiple - 1) / multiple * multiple);
 }
@@ -111,6 +123,15 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
       launch.threads = kWarpBlockThreads;
       launch.rows_per_block = kWarpBlockThreads / lanes;
       break;
+    case NormPath::kFixed: {
+      const NormFixedKernel fixed = fixed_kernel_for(op, dtype, n);
+      std::copy(std::begin(fixed.kernels), std::end(fixed.kernels), launch.fixed_kernels);
+      launch.kernel = fixed.kernels[1];
+      launch.threads = fixed.threads;
+      launch.persistent = false;
+      launch.row_per_block = true;
+      break;
+    }
     case NormPath::kShared:
       // Four vectors per thread and pass, as the block path holds, but no fewer than 256
       // threads: the passes over shared memory are each thread's serial chain (rows of 4096
@@ -136,7 +157,10 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
       launch.threads = std::clamp(round_up(n, 32), 32, kGeneralThreads);
       break;
   }
-  launch.kernel = kernel_for(op, path, dtype, lanes);
+  if (path != NormPath::kFixed) launch.kernel = kernel_for(op, path, dtype, lanes);
+  if (launch.kernel == nullptr)
+    throw CudaError("norm (cuda): no " + std::string(dtype_name(dtype)) +
+                    " kernel of this path for rows of " + std::to_string(n) + " elements");
   if (launch.shared_bytes > smem_budget)
     throw CudaError("norm (cuda): rows of " + std::to_string(n) + " elements need " +
                     std::to_string(launch.shared_bytes) + " bytes of shared memory per block; " +
@@ -151,7 +175,8 @@ NormLaunch plan_norm(NormOp op, NormPath path, DType dtype, std::int64_t n, int 
   launch.max_blocks = per_sm * std::max(sm_count, 1);
   launch.sm_count = std::max(sm_count, 1);
   launch.vectors = vectors;
-  if (path == NormPath::kBlock || path == NormPath::kShared) plan_few_rows(launch, op, path, dtype);
+  if (path == NormPath::kBlock || path == NormPath::kShared || path == NormPath::kFixed)
+    plan_few_rows(launch, op, path, dtype);
   if (launch.few_rows_kernels[0] != nullptr) launch.few_rows_below = few_rows_below(op, launch);
   return launch;
 }
@@ -201,10 +226,16 @@ void launch_norm(const NormLaunch& launch, const NormTensors& t, void* stream) {
         static_cast<cudaStream_t>(stream), static_cast<unsigned>(cluster));
     return;
   }
-  tileops::cuda::launch_dependent(launch.kernel, dim3(static_cast<unsigned>(blocks)),
-                                  dim3(static_cast<unsigned>(launch.threads)), args,
-                                  static_cast<std::size_t>(launch.shared_bytes),
-                                  static_cast<cudaStream_t>(stream));
+  // The fixed path's kernel for the affine tensors given (Note [Fixed rows] in norm_fixed.cuh).
+  const void* kernel =
+      launch.fixed_kernels[1] != nullptr
+          ? launch.fixed_kernels[(t.weight != nullptr ? 1 : 0) + (t.bias != nullptr ? 2 : 0)]
+          : launch.kernel;
+  if (kernel == nullptr)
+    throw CheckError("norm (cuda): the fixed path has no kernel taking a bias for this op");
+  tileops::cuda::launch_dependent(
+      kernel, dim3(static_cast<unsigned>(blocks)), dim3(static_cast<unsigned>(launch.threads)),
+      args, static_cast<std::size_t>(launch.shared_bytes), static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace tileops::kernels::cuda

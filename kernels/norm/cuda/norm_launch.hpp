@@ -13,6 +13,7 @@ enum class NormOp { kRMS, kLayer, kFusedAddRMS };
 // The implementations of one norm op (Note [Norm kernels] in norm.cuh).
 enum class NormPath {
   kWarp,       // a logical warp of 8 or 32 lanes per row, the row in registers
+  kFixed,      // a block per row, the row in registers, its length fixed at compile time
   kShared,     // a block per row, the row staged in shared memory (LayerNorm, FusedAddRMSNorm)
   kBlock,      // a block per row, the row in registers
   kStreaming,  // a block per row, the row read in passes (long rows)
@@ -44,11 +45,28 @@ constexpr std::int64_t norm_shared_row_bytes_above(NormOp op, DType dtype) {
   return op == NormOp::kLayer && dtype == DType::kFloat32 ? 16 * 1024 : 8 * 1024;
 }
 
+// The rows the fixed path has kernels for (Note [Fixed rows] in norm_fixed.cuh): RMSNorm's and
+// LayerNorm's float16 and bfloat16 rows of 4096, 8192 and 16384 elements.
+constexpr bool norm_fixed_row(NormOp op, DType dtype, std::int64_t n) {
+  return op != NormOp::kFusedAddRMS && dtype_size(dtype) == 2 &&
+         (n == 4096 || n == 8192 || n == 16384);
+}
+
+// The fixed-length kernels of one row length and the threads of their block: one per combination
+// of affine tensors, kernels[weighted + 2 * biased] (RMSNorm: the first two).
+struct NormFixedKernel {
+  const void* kernels[4] = {};
+  int threads = 0;
+};
+
 // What an entry builds once, on its device (Note [Norm grid] in norm_launch.cu).
 struct NormLaunch {
   const void* kernel = nullptr;  // the instantiation for (op, path, dtype, lanes per row)
-  int threads = 0;               // per block
-  int shared_bytes = 0;          // dynamic shared memory per block (the staged rows)
+  // The fixed path's kernels by affine tensors (NormFixedKernel::kernels); `kernel` is the
+  // weighted one.
+  const void* fixed_kernels[4] = {};
+  int threads = 0;       // per block
+  int shared_bytes = 0;  // dynamic shared memory per block (the staged rows)
   int rows_per_block = 1;
   int max_blocks = 0;          // blocks resident on the whole device at once
   bool persistent = true;      // the grid sized to the device (else one block per row group)

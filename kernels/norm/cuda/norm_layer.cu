@@ -7,4 +7,8 @@ const void* layer_norm_kernel(NormPath path, DType dtype, int lanes, int few_row
   return norm_kernel<NormKind::kLayer>(path, dtype, lanes, few_rows_cluster);
 }
 
+NormFixedKernel layer_norm_fixed_kernel(DType dtype, std::int64_t n) {
+  return norm_fixed_kernel<NormKind::kLayer>(dtype, n);
+}
+
 }  // namespace tileops::kernels::cuda

@@ -7,4 +7,8 @@ const void* rms_norm_kernel(NormPath path, DType dtype, int lanes, int few_rows_
   return norm_kernel<NormKind::kRMS>(path, dtype, lanes, few_rows_cluster);
 }
 
+NormFixedKernel rms_norm_fixed_kernel(DType dtype, std::int64_t n) {
+  return norm_fixed_kernel<NormKind::kRMS>(dtype, n);
+}
+
 }  // namespace tileops::kernels::cuda

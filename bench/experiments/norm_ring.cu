@@ -1,0 +1,502 @@
+// An experiment, not part of the library: RMSNorm and LayerNorm rows streamed through a ring of
+// shared-memory stages by persistent blocks, beside the library's register and staged kernels, a
+// copy kernel and cudaMemcpyAsync of the same bytes, all launched as dependent kernels and timed
+// as `tileops bench` times them (CUDA-graph replays over sets rotated beyond the L2, median).
+//
+//   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
+//        bench/experiments/norm_ring.cu -o build/norm_ring && build/norm_ring [ring] [shapes]
+//
+// Why: at the 2048-row prefill shapes a block that holds one row (in registers or one staged
+// copy) asks for its row, waits, reduces and stores, and the SM's few resident blocks leave DRAM
+// idle while their reductions run; a copy of the same bytes reaches 10 points more of the 4.25
+// TB/s. A persistent block with `stages` rows in flight asks for row i + stages as soon as every
+// thread has read row i (after the first block reduction), so its loads stay in flight through
+// the reductions and stores of the rows before, and the weight and bias are staged once per block
+// rather than read again for every row.
+// Each variant is checked against a float64 reference on rows spread over the whole call (the last
+// included), the output poisoned with NaN before the checked launch.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "bench/experiments/harness.cuh"
+#include "bench/experiments/norm_rows.cuh"
+#include "kernels/common/cuda/staged_rows.cuh"
+#include "kernels/norm/cuda/norm.cuh"
+#include "kernels/norm/cuda/norm_fixed.cuh"
+#include "kernels/norm/cuda/norm_staged.cuh"
+
+using namespace tileops::kernels::cuda;
+using namespace experiments::norm_rows;
+using T = __nv_bfloat16;
+using V = Vec<T>;
+constexpr int kN = V::kSize;
+constexpr int kMaxStages = 8;
+
+// Persistent: block b takes rows b, b + grid, b + 2 grid, ...; stage s of its ring holds its rows
+// s, s + stages, ... Thread 0 starts every copy; a stage is refilled once the block's first
+// reduction of its row has returned (every thread has then read the row into registers).
+template <NormKind kKind, int kVpt>
+__global__ void __launch_bounds__(1024) ring_norm_kernel(NormParams p, int stages) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ StageBarrier full[kMaxStages];
+  __shared__ StageBarrier affine;
+  __shared__ BlockSumStorage storage;
+  __shared__ BlockSumStorageOf<float2> pair_storage;
+  const int n_vec = static_cast<int>(p.n / kN);
+  const auto row_bytes = static_cast<unsigned>(p.n * static_cast<long long>(sizeof(T)));
+  V* ring = reinterpret_cast<V*>(smem);
+  V* ws = ring + static_cast<long long>(stages) * n_vec;
+  V* bs = ws + n_vec;
+  const bool weighted = p.weight != nullptr;
+  const bool biased = kKind == NormKind::kLayer && p.bias != nullptr;
+  const long long grid = gridDim.x;
+  const long long block = blockIdx.x;
+  const long long my_rows = block < p.rows ? (p.rows - 1 - block) / grid + 1 : 0;
+  const T* x = static_cast<const T*>(p.x);
+  const auto row_of = [&](long long i) { return block + i * grid; };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) stage_barrier_init(full[s]);
+    stage_barrier_init(affine);
+    // The weight and bias are not the previous kernel's outputs: staged before the wait.
+    stage_barrier_expect(affine, (weighted ? row_bytes : 0u) + (biased ? row_bytes : 0u));
+    if (weighted) stage_copy(ws, p.weight, row_bytes, affine);
+    if (biased) stage_copy(bs, p.bias, row_bytes, affine);
+    for (long long i = 0; i < stages && i < my_rows; ++i)
+      prefetch_l2(x + row_of(i) * p.n, row_bytes);
+  }
+  __syncthreads();  // the barriers are initialised
+  begin_dependent_kernel();
+  if (threadIdx.x == 0)
+    for (int s = 0; s < stages && s < my_rows; ++s) {
+      stage_barrier_expect(full[s], row_bytes);
+      stage_copy(ring + static_cast<long long>(s) * n_vec, x + row_of(s) * p.n, row_bytes, full[s],
+                 /*evict_first=*/true);
+    }
+  stage_barrier_wait(affine, 0);
+  const float inv_n = 1.0f / static_cast<float>(p.n);
+  const auto refill = [&](long long i, int s) {
+    if (threadIdx.x == 0 && i + stages < my_rows) {
+      stage_barrier_expect(full[s], row_bytes);
+      stage_copy(ring + static_cast<long long>(s) * n_vec, x + row_of(i + stages) * p.n, row_bytes,
+                 full[s], /*evict_first=*/true);
+    }
+  };
+  for (long long i = 0; i < my_rows; ++i) {
+    const int s = static_cast<int>(i % stages);
+    stage_barrier_wait(full[s], static_cast<unsigned>((i / stages) & 1));
+    const V* row = ring + static_cast<long long>(s) * n_vec;
+    V xv[kVpt];
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int v = static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x);
+      xv[j] = v < n_vec ? row[v] : zero_vec<T>();
+    }
+    RowScale rs;
+    if constexpr (kKind == NormKind::kLayer) {
+      float2 sums{0.0f, 0.0f};
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float f = to_float(xv[j].v[e]);
+          sums.x += f;
+          sums.y += f * f;
+        }
+      sums = block_sum(sums, pair_storage);
+      refill(i, s);
+      const float mean = sums.x * inv_n;
+      float variance = 0.0f;
+      if (!variance_from_moments<T>(mean, sums.y * inv_n, &variance)) {
+        float centered = 0.0f;
+#pragma unroll
+        for (int j = 0; j < kVpt; ++j) {
+          if (static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x) >= n_vec) continue;
+#pragma unroll
+          for (int e = 0; e < kN; ++e) {
+            const float d = to_float(xv[j].v[e]) - mean;
+            centered += d * d;
+          }
+        }
+        variance = block_sum(centered, storage) * inv_n;
+      }
+      rs = {mean, rsqrtf(variance + p.eps)};
+    } else {
+      float squares = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float f = to_float(xv[j].v[e]);
+          squares += f * f;
+        }
+      rs = {0.0f, rsqrtf(block_sum(squares, storage) * inv_n + p.eps)};
+      refill(i, s);
+    }
+    T* out = static_cast<T*>(p.out) + row_of(i) * p.n;
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int v = static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x);
+      if (v >= n_vec) continue;
+      const V w = weighted ? ws[v] : V{};
+      const V b = biased ? bs[v] : V{};
+      store_vec_streaming(out + static_cast<long long>(v) * kN,
+                          normalized(xv[j], w, b, weighted, biased, rs));
+    }
+  }
+}
+
+// A block per row as the library's register kernel, with the row's length, the threads, the
+// vectors a thread holds and the blocks per SM the compiler must fit (kMinBlocks, the register
+// cap) fixed at compile time, and offsets within a row in 32 bits. Without kReduce the block
+// reduction is skipped (each thread scales by its own sum: wrong results, timed only) to show
+// what the reduction's barriers cost.
+// With kRuntimeN the row's length is read from the parameters (each access then checked against
+// it), as the library's kernel reads it.
+// With kNullable the weight and bias are read only where their pointers are set (the library's
+// fixed kernel takes optional affine tensors so).
+template <NormKind kKind, int kVpt, int kThreads, int kMinBlocks, bool kReduce,
+          bool kRuntimeN = false, bool kNullable = false>
+__global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
+    lean_rows_kernel(NormParams p) {
+  __shared__ BlockSumStorage storage;
+  __shared__ BlockSumStorageOf<float2> pair_storage;
+  const int kVec = kRuntimeN ? static_cast<int>(p.n / kN) : kVpt * kThreads;  // the row's vectors
+  const T* x = static_cast<const T*>(p.x) + static_cast<long long>(blockIdx.x) * kVec * kN;
+  T* out = static_cast<T*>(p.out) + static_cast<long long>(blockIdx.x) * kVec * kN;
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+  if (threadIdx.x == 0) prefetch_l2(x, kVec * 16);
+  begin_dependent_kernel();
+  V xv[kVpt];
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) {
+    const int v = static_cast<int>(threadIdx.x) + j * kThreads;
+    xv[j] = !kRuntimeN || v < kVec ? load_vec_streaming(x + v * kN) : zero_vec<T>();
+  }
+  const float kInvN = 1.0f / static_cast<float>(kVec * kN);
+  RowScale rs;
+  if constexpr (kKind == NormKind::kLayer) {
+    float2 sums{0.0f, 0.0f};
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+      for (int e = 0; e < kN; ++e) {
+        const float f = to_float(xv[j].v[e]);
+        sums.x += f;
+        sums.y += f * f;
+      }
+    if constexpr (kReduce)
+      sums = block_sum(sums, pair_storage);
+    else
+      sums = {sums.x * kThreads, sums.y * kThreads};
+    const float mean = sums.x * kInvN;
+    float variance = 0.0f;
+    if (!variance_from_moments<T>(mean, sums.y * kInvN, &variance)) {
+      float centered = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+        for (int e = 0; e < kN; ++e) {
+          const float d = to_float(xv[j].v[e]) - mean;
+          centered += d * d;
+        }
+      variance = (kReduce ? block_sum(centered, storage) : centered * kThreads) * kInvN;
+    }
+    rs = {mean, rsqrtf(variance + p.eps)};
+  } else {
+    float squares = 0.0f;
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+      for (int e = 0; e < kN; ++e) {
+        const float f = to_float(xv[j].v[e]);
+        squares += f * f;
+      }
+    if constexpr (kReduce)
+      squares = block_sum(squares, storage);
+    else
+      squares *= kThreads;
+    rs = {0.0f, rsqrtf(squares * kInvN + p.eps)};
+  }
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) opaque(xv[j]);
+  constexpr bool kBiased = kKind == NormKind::kLayer;
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) {
+    const int v = static_cast<int>(threadIdx.x) + j * kThreads;
+    if (kRuntimeN && v >= kVec) continue;
+    const int at = v * kN;
+    if constexpr (kNullable) {
+      V w{}, b{};
+      if (weight) w = load_vec(weight + at);
+      if (kBiased && bias) b = load_vec(bias + at);
+      store_vec_streaming(
+          out + at, normalized(xv[j], w, b, weight != nullptr, kBiased && bias != nullptr, rs));
+    } else {
+      const V w = load_vec(weight + at);
+      const V b = kBiased ? load_vec(bias + at) : V{};
+      store_vec_streaming(out + at, normalized(xv[j], w, b, true, kBiased, rs));
+    }
+  }
+}
+
+// The same bytes copied (x -> out), four 16-byte vectors a thread, as a dependent kernel.
+__global__ void __launch_bounds__(256) copy_kernel(const V* src, V* dst, long long vectors) {
+  begin_dependent_kernel();
+  const long long first = static_cast<long long>(blockIdx.x) * 1024 + threadIdx.x;
+  V v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (first + 256 * j < vectors) v[j] = load_vec_streaming(&src[first + 256 * j].v[0]);
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (first + 256 * j < vectors) store_vec_streaming(&dst[first + 256 * j].v[0], v[j]);
+}
+
+void launch_dependent(const void* kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
+                      void** args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CHECK(cudaLaunchKernelExC(&config, kernel, args));
+}
+
+const char* kind_name(NormKind k) { return k == NormKind::kRMS ? "rms" : "layer"; }
+
+// Max error in bfloat16 steps over rows spread across the call, the last included.
+template <NormKind kKind>
+double check_spread(const Shape& s, Buffers& b) {
+  std::vector<long long> rows;
+  const long long stride = std::max(1LL, s.rows / 48);
+  for (long long r = 0; r < s.rows; r += stride) rows.push_back(r);
+  rows.push_back(s.rows - 1);
+  std::vector<T> out(static_cast<size_t>(s.n));
+  using experiments::bf16_to_float;
+  double worst = 0;
+  for (long long r : rows) {
+    CHECK(cudaMemcpy(out.data(), b.out[0] + r * s.n, s.n * sizeof(T), cudaMemcpyDeviceToHost));
+    std::vector<double> xr(s.n);
+    for (int i = 0; i < s.n; ++i) xr[i] = bf16_to_float(b.host_x[r * s.n + i]);
+    double mean = 0, ss = 0;
+    if (kKind == NormKind::kLayer) {
+      for (double v : xr) mean += v;
+      mean /= s.n;
+    }
+    for (double v : xr) ss += (v - mean) * (v - mean);
+    const double scale = 1.0 / std::sqrt(ss / s.n + 1e-5);
+    for (int i = 0; i < s.n; ++i) {
+      double y = (xr[i] - mean) * scale * bf16_to_float(b.host_weight[i]);
+      if (kKind == NormKind::kLayer) y += bf16_to_float(b.host_bias[i]);
+      const double got = bf16_to_float(out[i]);
+      const double ulp = std::max(std::fabs(y), 1e-2) * (1.0 / 128);
+      const double e = std::fabs(got - y) / ulp;
+      worst = std::max(worst, std::isnan(e) ? 1e9 : e);
+    }
+  }
+  return worst;
+}
+
+struct Row {
+  std::string name;
+  double us;
+  double err;
+};
+
+void print(NormKind kind, const Shape& s, const Row& r, double bytes) {
+  std::printf("%-6s %-34s [%6lld, %5d] %9.2f us %8.1f GB/s %6.1f%%  err %.2f\n", kind_name(kind),
+              r.name.c_str(), s.rows, s.n, r.us, bytes / r.us / 1e3,
+              bytes / r.us / 1e3 / 4250 * 100, r.err);
+}
+
+// Launch once on poisoned output, check, then time.
+template <NormKind kKind, class Launch>
+Row measure(const std::string& name, const Shape& s, Buffers& b, int sets, cudaStream_t stream,
+            Launch&& launch, bool check = true) {
+  CHECK(cudaMemset(b.out[0], 0xff, s.rows * s.n * sizeof(T)));
+  launch(0);
+  CHECK(cudaStreamSynchronize(stream));
+  CHECK(cudaGetLastError());
+  const double err = check ? check_spread<kKind>(s, b) : 0.0;
+  const double us =
+      experiments::median_launch_us(launch, sets, std::max(20, 2 * sets), stream, true);
+  return {name, us, err};
+}
+
+template <NormKind kKind, int kVpt>
+void ring(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int sms, double bytes) {
+  auto kernel = ring_norm_kernel<kKind, kVpt>;
+  const int n_vec = s.n / kN;
+  const int threads = std::clamp((n_vec / kVpt + 31) / 32 * 32, 32, 1024);
+  const int affine_rows = kKind == NormKind::kLayer ? 2 : 1;
+  for (int stages : {2, 3, 4, 6}) {
+    const int smem = (stages + affine_rows) * s.n * static_cast<int>(sizeof(T));
+    if (smem > 227 * 1024) continue;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    int per_sm = 0;
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+    for (int bps : {1, 2, 3, 4, 6}) {
+      if (bps > per_sm) continue;
+      const long long grid = std::min<long long>(s.rows, static_cast<long long>(bps) * sms);
+      auto launch = [&, smem, grid](int set) {
+        NormParams p = params_of(s, b, set);
+        int st = stages;
+        void* args[] = {&p, &st};
+        launch_dependent(reinterpret_cast<const void*>(kernel), dim3(grid), dim3(threads), smem,
+                         stream, args);
+      };
+      const std::string name = "ring vpt" + std::to_string(kVpt) + " st" + std::to_string(stages) +
+                               " " + std::to_string(bps) + "/SM (" + std::to_string(threads) + ")";
+      print(kKind, s, measure<kKind>(name, s, b, sets, stream, launch), bytes);
+    }
+  }
+}
+
+template <NormKind kKind, int kVpt, int kThreads, int kMinBlocks, bool kReduce,
+          bool kRuntimeN = false, bool kNullable = false>
+void lean(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  if (kVpt * kThreads * kN != s.n) return;
+  const double bytes = 2.0 * s.rows * s.n * sizeof(T);
+  auto kernel = lean_rows_kernel<kKind, kVpt, kThreads, kMinBlocks, kReduce, kRuntimeN, kNullable>;
+  cudaFuncAttributes attributes{};
+  CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  auto launch = [&](int set) {
+    NormParams p = params_of(s, b, set);
+    void* args[] = {&p};
+    launch_dependent(reinterpret_cast<const void*>(kernel), dim3(s.rows), dim3(kThreads), 0, stream,
+                     args);
+  };
+  const std::string name = std::string(kReduce ? "lean" : "no-reduce") + (kRuntimeN ? "-rt" : "") +
+                           (kNullable ? "-nullable" : "") + " vpt" + std::to_string(kVpt) + " t" +
+                           std::to_string(kThreads) + " " + std::to_string(attributes.numRegs) +
+                           "r" + (attributes.localSizeBytes ? "+spill" : "") + " " +
+                           std::to_string(per_sm) + "/SM";
+  print(kKind, s, measure<kKind>(name, s, b, sets, stream, launch, kReduce), bytes);
+}
+
+template <NormKind kKind>
+void lean_all(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  // The shapes of the library's fixed kernel (Note [Fixed rows]), with and without optional affine
+  // tensors, measured twice each, alternating.
+  for (int round = 0; round < 2; ++round) {
+    if constexpr (kKind == NormKind::kRMS) {
+      lean<kKind, 2, 256, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, true>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true, false, true>(s, b, sets, stream);
+    } else {
+      lean<kKind, 4, 128, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, true>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true, false, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true, false, true>(s, b, sets, stream);
+    }
+  }
+}
+
+template <NormKind kKind>
+void compare(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int sms, bool rings) {
+  const double bytes = 2.0 * s.rows * s.n * sizeof(T);
+  const int n_vec = s.n / kN;
+  {  // the library's register kernel, a block per row
+    auto kernel = norm_rows_kernel<kKind, T, 0, 4>;
+    const int threads = std::clamp((n_vec / 4 + 31) / 32 * 32, 32, 1024);
+    auto launch = [&](int set) {
+      NormParams p = params_of(s, b, set);
+      void* args[] = {&p};
+      launch_dependent(reinterpret_cast<const void*>(kernel), dim3(s.rows), dim3(threads), 0,
+                       stream, args);
+    };
+    print(kKind, s, measure<kKind>("registers (library)", s, b, sets, stream, launch), bytes);
+  }
+  if (const NormFixedKernel fixed = norm_fixed_kernel<kKind, T>(s.n); fixed.kernels[1] != nullptr) {
+    // The library's fixed-length kernel (Note [Fixed rows]), with the weight (and bias).
+    const void* kernel = fixed.kernels[kKind == NormKind::kLayer ? 3 : 1];
+    auto launch = [&](int set) {
+      NormParams p = params_of(s, b, set);
+      void* args[] = {&p};
+      launch_dependent(kernel, dim3(s.rows), dim3(fixed.threads), 0, stream, args);
+    };
+    print(kKind, s, measure<kKind>("fixed (library)", s, b, sets, stream, launch), bytes);
+  }
+  if (kKind == NormKind::kLayer) {  // the library's staged kernel, a block per row
+    auto kernel = norm_staged_kernel<kKind, T>;
+    const int threads = std::clamp((n_vec / 4 + 31) / 32 * 32, 256, 1024);
+    const int smem = s.n * static_cast<int>(sizeof(T));
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    auto launch = [&](int set) {
+      NormParams p = params_of(s, b, set);
+      void* args[] = {&p};
+      launch_dependent(reinterpret_cast<const void*>(kernel), dim3(s.rows), dim3(threads), smem,
+                       stream, args);
+    };
+    print(kKind, s, measure<kKind>("staged (library)", s, b, sets, stream, launch), bytes);
+  }
+  if (rings) {
+    ring<kKind, 2>(s, b, sets, stream, sms, bytes);
+    ring<kKind, 4>(s, b, sets, stream, sms, bytes);
+  } else {
+    lean_all<kKind>(s, b, sets, stream);
+  }
+}
+
+void copies(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  const double bytes = 2.0 * s.rows * s.n * sizeof(T);
+  const long long vectors = s.rows * s.n / kN;
+  auto kernel_copy = [&](int set) {
+    const V* src = reinterpret_cast<const V*>(b.x[set]);
+    V* dst = reinterpret_cast<V*>(b.out[set]);
+    long long count = vectors;
+    void* args[] = {&src, &dst, &count};
+    launch_dependent(reinterpret_cast<const void*>(copy_kernel), dim3((vectors + 1023) / 1024),
+                     dim3(256), 0, stream, args);
+  };
+  print(NormKind::kRMS, s,
+        measure<NormKind::kRMS>("copy kernel", s, b, sets, stream, kernel_copy, false), bytes);
+  auto memcpy_copy = [&](int set) {
+    CHECK(cudaMemcpyAsync(b.out[set], b.x[set], s.rows * s.n * sizeof(T), cudaMemcpyDeviceToDevice,
+                          stream));
+  };
+  print(NormKind::kRMS, s,
+        measure<NormKind::kRMS>("cudaMemcpyAsync", s, b, sets, stream, memcpy_copy, false), bytes);
+}
+
+int main(int argc, char** argv) {
+  cudaStream_t stream;
+  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::vector<Shape> shapes = {
+      {2048, 4096}, {2048, 8192}, {2048, 16384}, {16384, 8192}, {4096, 16384}};
+  // `ring` sweeps the ring kernel; otherwise the lean block-per-row variants. A count after it
+  // keeps the first shapes only.
+  const bool rings = argc > 1 && std::string(argv[1]) == "ring";
+  if (argc > 2) shapes.resize(std::min<size_t>(shapes.size(), std::atoi(argv[2])));
+  for (const Shape& s : shapes) {
+    const double set_bytes = 2.0 * s.rows * s.n * sizeof(T);
+    const int sets = std::min(2048, std::max(2, static_cast<int>(4 * 50e6 / set_bytes) + 1));
+    Buffers b = make_pooled(s, sets);
+    copies(s, b, sets, stream);
+    compare<NormKind::kRMS>(s, b, sets, stream, sms, rings);
+    compare<NormKind::kLayer>(s, b, sets, stream, sms, rings);
+    release(b);
+  }
+  return 0;
+}
