@@ -99,43 +99,19 @@ __global__ void __launch_bounds__(1024) ring_norm_kernel(NormParams p, int stage
     }
     RowScale rs;
     if constexpr (kKind == NormKind::kLayer) {
-      float2 sums{0.0f, 0.0f};
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-        for (int e = 0; e < kN; ++e) {
-          const float f = to_float(xv[j].v[e]);
-          sums.x += f;
-          sums.y += f * f;
-        }
-      sums = block_sum(sums, pair_storage);
+      const float2 sums = block_sum(sums_and_squares(xv), pair_storage);
       refill(i, s);
       const float mean = sums.x * inv_n;
       float variance = 0.0f;
       if (!variance_from_moments<T>(mean, sums.y * inv_n, &variance)) {
-        float centered = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kVpt; ++j) {
-          if (static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x) >= n_vec) continue;
-#pragma unroll
-          for (int e = 0; e < kN; ++e) {
-            const float d = to_float(xv[j].v[e]) - mean;
-            centered += d * d;
-          }
-        }
+        const float centered = centered_squares(xv, mean, [&](int j) {
+          return static_cast<int>(threadIdx.x) + j * static_cast<int>(blockDim.x) < n_vec;
+        });
         variance = block_sum(centered, storage) * inv_n;
       }
       rs = {mean, rsqrtf(variance + p.eps)};
     } else {
-      float squares = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-        for (int e = 0; e < kN; ++e) {
-          const float f = to_float(xv[j].v[e]);
-          squares += f * f;
-        }
-      rs = {0.0f, rsqrtf(block_sum(squares, storage) * inv_n + p.eps)};
+      rs = {0.0f, rsqrtf(block_sum(sum_of_squares(xv), storage) * inv_n + p.eps)};
       refill(i, s);
     }
     T* out = static_cast<T*>(p.out) + row_of(i) * p.n;
@@ -182,15 +158,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
   const float kInvN = 1.0f / static_cast<float>(kVec * kN);
   RowScale rs;
   if constexpr (kKind == NormKind::kLayer) {
-    float2 sums{0.0f, 0.0f};
-#pragma unroll
-    for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        const float f = to_float(xv[j].v[e]);
-        sums.x += f;
-        sums.y += f * f;
-      }
+    float2 sums = sums_and_squares(xv);
     if constexpr (kReduce)
       sums = block_sum(sums, pair_storage);
     else
@@ -198,26 +166,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
     const float mean = sums.x * kInvN;
     float variance = 0.0f;
     if (!variance_from_moments<T>(mean, sums.y * kInvN, &variance)) {
-      float centered = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-        for (int e = 0; e < kN; ++e) {
-          const float d = to_float(xv[j].v[e]) - mean;
-          centered += d * d;
-        }
+      const float centered = centered_squares(xv, mean, [](int) { return true; });
       variance = (kReduce ? block_sum(centered, storage) : centered * kThreads) * kInvN;
     }
     rs = {mean, rsqrtf(variance + p.eps)};
   } else {
-    float squares = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        const float f = to_float(xv[j].v[e]);
-        squares += f * f;
-      }
+    float squares = sum_of_squares(xv);
     if constexpr (kReduce)
       squares = block_sum(squares, storage);
     else

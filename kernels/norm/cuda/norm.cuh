@@ -106,6 +106,51 @@ __device__ __forceinline__ G normalized(const G& a, const G& w, const G& b, bool
   return y;
 }
 
+// A thread's share of a row's statistics over the vectors it holds in registers (the register and
+// fixed-length kernels): the sums of x and x^2 (LayerNorm's pair), the sum of x^2 (RMSNorm), and
+// the sum of (x - mean)^2 over the vectors `held(j)` says are the row's (LayerNorm's centered
+// reduction; a slot past the row holds zeros, which count only in the sums).
+template <class T, int kVpt>
+__device__ __forceinline__ float2 sums_and_squares(const Vec<T> (&row)[kVpt]) {
+  float2 sums{0.0f, 0.0f};
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+    for (int e = 0; e < Vec<T>::kSize; ++e) {
+      const float f = to_float(row[j].v[e]);
+      sums.x += f;
+      sums.y += f * f;
+    }
+  return sums;
+}
+template <class T, int kVpt>
+__device__ __forceinline__ float sum_of_squares(const Vec<T> (&row)[kVpt]) {
+  float squares = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j)
+#pragma unroll
+    for (int e = 0; e < Vec<T>::kSize; ++e) {
+      const float v = to_float(row[j].v[e]);
+      squares += v * v;
+    }
+  return squares;
+}
+template <class T, int kVpt, class Held>
+__device__ __forceinline__ float centered_squares(const Vec<T> (&row)[kVpt], float mean,
+                                                  Held&& held) {
+  float centered = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) {
+    if (!held(j)) continue;
+#pragma unroll
+    for (int e = 0; e < Vec<T>::kSize; ++e) {
+      const float d = to_float(row[j].v[e]) - mean;
+      centered += d * d;
+    }
+  }
+  return centered;
+}
+
 // ---- Registers: a row per group of kThreads lanes (kThreads <= 32), or per block (0). ----
 
 template <int kThreads>
@@ -241,16 +286,7 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
 
     RowScale rs;
     if constexpr (kKind == NormKind::kLayer) {
-      float2 sums{0.0f, 0.0f};
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-        for (int e = 0; e < kN; ++e) {
-          const float f = to_float(x[j].v[e]);
-          sums.x += f;
-          sums.y += f * f;
-        }
-      sums = row_sum<kThreads>(sums, pair_storage);
+      const float2 sums = row_sum<kThreads>(sums_and_squares(x), pair_storage);
       const float mean = sums.x * inv_n;
       float variance = 0.0f;
       bool moments = variance_from_moments<T>(mean, sums.y * inv_n, &variance);
@@ -259,29 +295,13 @@ __global__ void __launch_bounds__(kThreads > 0 ? 256 : 1024) norm_rows_kernel(No
       if constexpr (kThreads > 0 && kThreads < 32) moments = __all_sync(0xffffffffu, moments);
       if (!moments) {
         // Centered, on the registers (Note [LayerNorm in one reduction]).
-        float centered = 0.0f;
-#pragma unroll
-        for (int j = 0; j < kVpt; ++j) {
-          if (lane + j * lanes >= n_vec) continue;
-#pragma unroll
-          for (int e = 0; e < kN; ++e) {
-            const float d = to_float(x[j].v[e]) - mean;
-            centered += d * d;
-          }
-        }
+        const float centered =
+            centered_squares(x, mean, [&](int j) { return lane + j * lanes < n_vec; });
         variance = row_sum<kThreads>(centered, storage) * inv_n;
       }
       rs = {mean, rsqrtf(variance + p.eps)};
     } else {
-      float squares = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-        for (int e = 0; e < kN; ++e) {
-          const float v = to_float(x[j].v[e]);
-          squares += v * v;
-        }
-      rs = {0.0f, rsqrtf(row_sum<kThreads>(squares, storage) * inv_n + p.eps)};
+      rs = {0.0f, rsqrtf(row_sum<kThreads>(sum_of_squares(x), storage) * inv_n + p.eps)};
     }
     // Note [Packed rows]: only the packed row stays live across the reduction; without this the
     // compiler keeps the float32 values of the first pass, twice the registers for 16-bit types.

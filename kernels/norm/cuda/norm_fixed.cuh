@@ -70,41 +70,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
 
   RowScale rs;
   if constexpr (kKind == NormKind::kLayer) {
-    float2 sums{0.0f, 0.0f};
-#pragma unroll
-    for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        const float f = to_float(row[j].v[e]);
-        sums.x += f;
-        sums.y += f * f;
-      }
-    sums = block_sum(sums, pair_storage);
+    const float2 sums = block_sum(sums_and_squares(row), pair_storage);
     const float mean = sums.x * kInvN;
     float variance = 0.0f;
     if (!variance_from_moments<T>(mean, sums.y * kInvN, &variance)) {
       // Centered, on the registers (Note [LayerNorm in one reduction] in norm.cuh).
-      float centered = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-        for (int e = 0; e < kN; ++e) {
-          const float d = to_float(row[j].v[e]) - mean;
-          centered += d * d;
-        }
-      variance = block_sum(centered, storage) * kInvN;
+      variance = block_sum(centered_squares(row, mean, [](int) { return true; }), storage) * kInvN;
     }
     rs = {mean, rsqrtf(variance + p.eps)};
   } else {
-    float squares = 0.0f;
-#pragma unroll
-    for (int j = 0; j < kVpt; ++j)
-#pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        const float f = to_float(row[j].v[e]);
-        squares += f * f;
-      }
-    rs = {0.0f, rsqrtf(block_sum(squares, storage) * kInvN + p.eps)};
+    rs = {0.0f, rsqrtf(block_sum(sum_of_squares(row), storage) * kInvN + p.eps)};
   }
   // Note [Packed rows] in norm.cuh.
 #pragma unroll
