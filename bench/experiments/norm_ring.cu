@@ -237,30 +237,7 @@ double check_spread(const Shape& s, Buffers& b) {
   const long long stride = std::max(1LL, s.rows / 48);
   for (long long r = 0; r < s.rows; r += stride) rows.push_back(r);
   rows.push_back(s.rows - 1);
-  std::vector<T> out(static_cast<size_t>(s.n));
-  using experiments::bf16_to_float;
-  double worst = 0;
-  for (long long r : rows) {
-    CHECK(cudaMemcpy(out.data(), b.out[0] + r * s.n, s.n * sizeof(T), cudaMemcpyDeviceToHost));
-    std::vector<double> xr(s.n);
-    for (int i = 0; i < s.n; ++i) xr[i] = bf16_to_float(b.host_x[r * s.n + i]);
-    double mean = 0, ss = 0;
-    if (kKind == NormKind::kLayer) {
-      for (double v : xr) mean += v;
-      mean /= s.n;
-    }
-    for (double v : xr) ss += (v - mean) * (v - mean);
-    const double scale = 1.0 / std::sqrt(ss / s.n + 1e-5);
-    for (int i = 0; i < s.n; ++i) {
-      double y = (xr[i] - mean) * scale * bf16_to_float(b.host_weight[i]);
-      if (kKind == NormKind::kLayer) y += bf16_to_float(b.host_bias[i]);
-      const double got = bf16_to_float(out[i]);
-      const double ulp = std::max(std::fabs(y), 1e-2) * (1.0 / 128);
-      const double e = std::fabs(got - y) / ulp;
-      worst = std::max(worst, std::isnan(e) ? 1e9 : e);
-    }
-  }
-  return worst;
+  return check_rows<kKind>(s, b, rows);
 }
 
 struct Row {

@@ -113,16 +113,15 @@ inline NormParams params_of(const Shape& s, Buffers& b, int set) {
   return p;
 }
 
-// Max |out - reference| over the first rows of set 0, in units of the output's bfloat16 spacing
-// near the value (so 1 means one rounding step).
+// Max |out - reference| over `rows` of set 0, in units of the output's bfloat16 spacing near the
+// value (so 1 means one rounding step); a NaN in the output counts as a failure (1e9).
 template <NormKind kKind>
-inline double check(const Shape& s, Buffers& b) {
-  const long long rows = std::min<long long>(s.rows, 8);
-  std::vector<T> out((size_t)rows * s.n), res((size_t)rows * s.n);
-  CHECK(cudaMemcpy(out.data(), b.out[0], out.size() * sizeof(T), cudaMemcpyDeviceToHost));
+inline double check_rows(const Shape& s, Buffers& b, const std::vector<long long>& rows) {
   using experiments::bf16_to_float;
+  std::vector<T> out(static_cast<size_t>(s.n));
   double worst = 0;
-  for (long long r = 0; r < rows; ++r) {
+  for (long long r : rows) {
+    CHECK(cudaMemcpy(out.data(), b.out[0] + r * s.n, s.n * sizeof(T), cudaMemcpyDeviceToHost));
     std::vector<double> x(s.n);
     for (int i = 0; i < s.n; ++i) {
       const size_t at = (size_t)r * s.n + i;
@@ -141,12 +140,21 @@ inline double check(const Shape& s, Buffers& b) {
     for (int i = 0; i < s.n; ++i) {
       double y = (x[i] - mean) * scale * bf16_to_float(b.host_weight[i]);
       if (kKind == NormKind::kLayer) y += bf16_to_float(b.host_bias[i]);
-      const double got = bf16_to_float(out[(size_t)r * s.n + i]);
+      const double got = bf16_to_float(out[i]);
       const double ulp = std::max(std::fabs(y), 1e-2) * (1.0 / 128);
-      worst = std::max(worst, std::fabs(got - y) / ulp);
+      const double e = std::fabs(got - y) / ulp;
+      worst = std::max(worst, std::isnan(e) ? 1e9 : e);
     }
   }
   return worst;
+}
+
+// The same over the first rows (at most 8).
+template <NormKind kKind>
+inline double check(const Shape& s, Buffers& b) {
+  std::vector<long long> rows;
+  for (long long r = 0; r < std::min<long long>(s.rows, 8); ++r) rows.push_back(r);
+  return check_rows<kKind>(s, b, rows);
 }
 
 // The fused op updates the residual in place: set 0's goes back to the host values before the
