@@ -4,7 +4,15 @@
 // as `tileops bench` times them (CUDA-graph replays over sets rotated beyond the L2, median).
 //
 //   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
-//        bench/experiments/norm_ring.cu -o build/norm_ring && build/norm_ring [ring] [shapes]
+//        bench/experiments/norm_ring.cu -o build/norm_ring && build/norm_ring [MODE] [shapes]
+//
+// MODE: `lean` (default) the fixed-length block-per-row variants; `ring` the ring of stages;
+// `staged` the fixed-length kernel with its row staged in shared memory by a bulk copy;
+// `affine` the weight and bias asked for with the row (registers or cp.async into shared memory);
+// `ahead` every row asked for into L2 by the first wave's blocks; `prefetch` the fixed shapes
+// with and without their row asked for before the dependent wait (all blocks, none, or the first
+// wave's). Results: bench/results/2026-12-03-h200-norm-fixed-rows.md and
+// bench/results/2026-12-03-h200-prefetch-before-wait.md.
 //
 // Why: at the 2048-row prefill shapes a block that holds one row (in registers or one staged
 // copy) asks for its row, waits, reduces and stores, and the SM's few resident blocks leave DRAM
@@ -37,6 +45,15 @@ using T = __nv_bfloat16;
 using V = Vec<T>;
 constexpr int kN = V::kSize;
 constexpr int kMaxStages = 8;
+
+// The blocks one wave of the kernel being timed places (lean, kAhead -1).
+__device__ int g_first_wave;
+
+// One thread: an asynchronous 16-byte copy from global to shared memory (cp.async, L2 only).
+__device__ __forceinline__ void copy_async_16(void* dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(dst)), "l"(src)
+               : "memory");
+}
 
 // Persistent: block b takes rows b, b + grid, b + 2 grid, ...; stage s of its ring holds its rows
 // s, s + stages, ... Thread 0 starts every copy; a stage is refilled once the block's first
@@ -136,10 +153,17 @@ __global__ void __launch_bounds__(1024) ring_norm_kernel(NormParams p, int stage
 // it), as the library's kernel reads it.
 // With kNullable the weight and bias are read only where their pointers are set (the library's
 // fixed kernel takes optional affine tensors so).
+// kAffine says when the weight and bias are asked for: 0 after the reduction (the library's
+// fixed kernel), 1 into registers with the row, 2 into shared memory with the row by per-thread
+// asynchronous copies (cp.async, no registers held), so that their L2 latency overlaps the
+// row's DRAM latency rather than following the reduction.
 template <NormKind kKind, int kVpt, int kThreads, int kMinBlocks, bool kReduce,
-          bool kRuntimeN = false, bool kNullable = false>
+          bool kRuntimeN = false, bool kNullable = false, int kAffine = 0, int kAhead = 1>
 __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
     lean_rows_kernel(NormParams p) {
+  constexpr bool kBiasedAffine = kKind == NormKind::kLayer;
+  __shared__ __align__(16)
+      V affine_smem[kAffine == 2 ? (kBiasedAffine ? 2 : 1) * kVpt * kThreads : 1];
   __shared__ BlockSumStorage storage;
   __shared__ BlockSumStorageOf<float2> pair_storage;
   const int kVec = kRuntimeN ? static_cast<int>(p.n / kN) : kVpt * kThreads;  // the row's vectors
@@ -147,13 +171,42 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
   T* out = static_cast<T*>(p.out) + static_cast<long long>(blockIdx.x) * kVec * kN;
   const T* weight = static_cast<const T*>(p.weight);
   const T* bias = static_cast<const T*>(p.bias);
-  if (threadIdx.x == 0) prefetch_l2(x, kVec * 16);
+  if constexpr (kAhead == 1) {
+    if (threadIdx.x == 0) prefetch_l2(x, kVec * 16);
+  } else if constexpr (kAhead == -1) {
+    // Only the blocks of the first wave, the ones that may be placed while the previous kernel
+    // still runs: a later block starts after the previous kernel has ended and loads at once.
+    if (threadIdx.x == 0 && static_cast<int>(blockIdx.x) < g_first_wave) prefetch_l2(x, kVec * 16);
+  } else if constexpr (kAhead > 1) {
+    // Block b asks for rows [b kAhead, (b + 1) kAhead): the first rows / kAhead blocks, placed
+    // in the first wave, bring every row of the call into L2 while the blocks of the later waves
+    // are not yet running.
+    if (threadIdx.x == 0)
+      prefetch_rows_l2(p.x, static_cast<long long>(blockIdx.x) * kAhead, kAhead, p.rows, kVec * 16);
+  }
   begin_dependent_kernel();
   V xv[kVpt];
 #pragma unroll
   for (int j = 0; j < kVpt; ++j) {
     const int v = static_cast<int>(threadIdx.x) + j * kThreads;
     xv[j] = !kRuntimeN || v < kVec ? load_vec_streaming(x + v * kN) : zero_vec<T>();
+  }
+  V wv[kAffine == 1 ? kVpt : 1], bv[kAffine == 1 ? kVpt : 1];
+  if constexpr (kAffine == 1) {
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int at = (static_cast<int>(threadIdx.x) + j * kThreads) * kN;
+      wv[j] = load_vec(weight + at);
+      if constexpr (kBiasedAffine) bv[j] = load_vec(bias + at);
+    }
+  } else if constexpr (kAffine == 2) {
+#pragma unroll
+    for (int j = 0; j < kVpt; ++j) {
+      const int v = static_cast<int>(threadIdx.x) + j * kThreads;
+      copy_async_16(&affine_smem[v], weight + v * kN);
+      if constexpr (kBiasedAffine) copy_async_16(&affine_smem[kVpt * kThreads + v], bias + v * kN);
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
   }
   const float kInvN = 1.0f / static_cast<float>(kVec * kN);
   RowScale rs;
@@ -192,10 +245,90 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
       if (kBiased && bias) b = load_vec(bias + at);
       store_vec_streaming(
           out + at, normalized(xv[j], w, b, weight != nullptr, kBiased && bias != nullptr, rs));
+    } else if constexpr (kAffine == 1) {
+      store_vec_streaming(out + at, normalized(xv[j], wv[j], bv[j], true, kBiased, rs));
+    } else if constexpr (kAffine == 2) {
+      if (j == 0) asm volatile("cp.async.wait_all;" ::: "memory");
+      const V w = affine_smem[v];
+      const V b = kBiased ? affine_smem[kVpt * kThreads + v] : V{};
+      store_vec_streaming(out + at, normalized(xv[j], w, b, true, kBiased, rs));
     } else {
       const V w = load_vec(weight + at);
       const V b = kBiased ? load_vec(bias + at) : V{};
       store_vec_streaming(out + at, normalized(xv[j], w, b, true, kBiased, rs));
+    }
+  }
+}
+
+// The fixed-length kernel with the row staged in shared memory by one bulk copy (Note [Staged
+// rows] in staged_rows.cuh) instead of held in registers: the bytes in flight then cost no
+// registers, so an SM holds as many rows in flight as its threads and shared memory allow (16
+// rows of 8 KB at 128 threads), where the register kernel holds 6 (2048 x 4096, 2 vectors x 256
+// threads at 37 registers). Each pass reads the row from shared memory. With kBulkStore the
+// normalized row is written back over the staged one and leaves by one bulk copy to global.
+template <NormKind kKind, int kVpt, int kThreads, int kMinBlocks, bool kBulkStore>
+__global__ void __launch_bounds__(kThreads, kMinBlocks > 0 ? kMinBlocks : 1)
+    fixed_staged_kernel(NormParams p) {
+  constexpr int kVec = kVpt * kThreads;
+  constexpr unsigned kRowBytes = kVec * 16u;
+  constexpr float kInvN = 1.0f / static_cast<float>(kVec * kN);
+  __shared__ __align__(128) V staged[kVec];
+  __shared__ StageBarrier full;
+  __shared__ BlockSumStorage storage;
+  __shared__ BlockSumStorageOf<float2> pair_storage;
+  const T* x = static_cast<const T*>(p.x) + static_cast<long long>(blockIdx.x) * kVec * kN;
+  T* out = static_cast<T*>(p.out) + static_cast<long long>(blockIdx.x) * kVec * kN;
+  const T* weight = static_cast<const T*>(p.weight);
+  const T* bias = static_cast<const T*>(p.bias);
+  if (threadIdx.x == 0) {
+    stage_barrier_init(full);
+    prefetch_l2(x, kRowBytes);
+  }
+  __syncthreads();  // the barrier is initialised
+  begin_dependent_kernel();
+  if (threadIdx.x == 0) {
+    stage_barrier_expect(full, kRowBytes);
+    stage_copy(staged, x, kRowBytes, full, /*evict_first=*/true);
+  }
+  stage_barrier_wait(full, 0);
+  V xv[kVpt];
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) xv[j] = staged[threadIdx.x + j * kThreads];
+  RowScale rs;
+  if constexpr (kKind == NormKind::kLayer) {
+    const float2 sums = block_sum(sums_and_squares(xv), pair_storage);
+    const float mean = sums.x * kInvN;
+    float variance = 0.0f;
+    if (!variance_from_moments<T>(mean, sums.y * kInvN, &variance)) {
+#pragma unroll
+      for (int j = 0; j < kVpt; ++j) xv[j] = staged[threadIdx.x + j * kThreads];
+      variance = block_sum(centered_squares(xv, mean, [](int) { return true; }), storage) * kInvN;
+    }
+    rs = {mean, rsqrtf(variance + p.eps)};
+  } else {
+    rs = {0.0f, rsqrtf(block_sum(sum_of_squares(xv), storage) * kInvN + p.eps)};
+  }
+  constexpr bool kBiased = kKind == NormKind::kLayer;
+#pragma unroll
+  for (int j = 0; j < kVpt; ++j) {
+    const int v = static_cast<int>(threadIdx.x) + j * kThreads;
+    const V w = load_vec(weight + v * kN);
+    const V b = kBiased ? load_vec(bias + v * kN) : V{};
+    const V y = normalized(staged[v], w, b, true, kBiased, rs);
+    if constexpr (kBulkStore)
+      staged[v] = y;
+    else
+      store_vec_streaming(out + v * kN, y);
+  }
+  if constexpr (kBulkStore) {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(out),
+                   "r"(shared_address(staged)), "r"(kRowBytes)
+                   : "memory");
+      asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
     }
   }
 }
@@ -296,15 +429,20 @@ void ring(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int sms, do
 }
 
 template <NormKind kKind, int kVpt, int kThreads, int kMinBlocks, bool kReduce,
-          bool kRuntimeN = false, bool kNullable = false>
+          bool kRuntimeN = false, bool kNullable = false, int kAffine = 0, int kAhead = 1>
 void lean(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
   if (kVpt * kThreads * kN != s.n) return;
   const double bytes = 2.0 * s.rows * s.n * sizeof(T);
-  auto kernel = lean_rows_kernel<kKind, kVpt, kThreads, kMinBlocks, kReduce, kRuntimeN, kNullable>;
+  auto kernel = lean_rows_kernel<kKind, kVpt, kThreads, kMinBlocks, kReduce, kRuntimeN, kNullable,
+                                 kAffine, kAhead>;
   cudaFuncAttributes attributes{};
   CHECK(cudaFuncGetAttributes(&attributes, kernel));
   int per_sm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const int first_wave = per_sm * sms;
+  CHECK(cudaMemcpyToSymbol(g_first_wave, &first_wave, sizeof(int)));
   auto launch = [&](int set) {
     NormParams p = params_of(s, b, set);
     void* args[] = {&p};
@@ -312,9 +450,17 @@ void lean(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
                      args);
   };
   const std::string name = std::string(kReduce ? "lean" : "no-reduce") + (kRuntimeN ? "-rt" : "") +
-                           (kNullable ? "-nullable" : "") + " vpt" + std::to_string(kVpt) + " t" +
-                           std::to_string(kThreads) + " " + std::to_string(attributes.numRegs) +
-                           "r" + (attributes.localSizeBytes ? "+spill" : "") + " " +
+                           (kNullable ? "-nullable" : "") +
+                           (kAffine == 1   ? "-wreg"
+                            : kAffine == 2 ? "-wsmem"
+                                           : "") +
+                           (kAhead > 1     ? "-ahead" + std::to_string(kAhead)
+                            : kAhead == 0  ? "-noprefetch"
+                            : kAhead == -1 ? "-wave1prefetch"
+                                           : "") +
+                           " vpt" + std::to_string(kVpt) + " t" + std::to_string(kThreads) + " " +
+                           std::to_string(attributes.numRegs) + "r" +
+                           (attributes.localSizeBytes ? "+spill" : "") + " " +
                            std::to_string(per_sm) + "/SM";
   print(kKind, s, measure<kKind>(name, s, b, sets, stream, launch, kReduce), bytes);
 }
@@ -342,8 +488,147 @@ void lean_all(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
   }
 }
 
+template <NormKind kKind, int kVpt, int kThreads, int kMinBlocks, bool kBulkStore>
+void staged_fixed(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  if (kVpt * kThreads * kN != s.n) return;
+  const double bytes = 2.0 * s.rows * s.n * sizeof(T);
+  auto kernel = fixed_staged_kernel<kKind, kVpt, kThreads, kMinBlocks, kBulkStore>;
+  cudaFuncAttributes attributes{};
+  CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  auto launch = [&](int set) {
+    NormParams p = params_of(s, b, set);
+    void* args[] = {&p};
+    launch_dependent(reinterpret_cast<const void*>(kernel), dim3(s.rows), dim3(kThreads), 0, stream,
+                     args);
+  };
+  const std::string name =
+      std::string(kBulkStore ? "staged+bulkst" : "staged") + " vpt" + std::to_string(kVpt) + " t" +
+      std::to_string(kThreads) + " " + std::to_string(attributes.numRegs) + "r" +
+      (attributes.localSizeBytes ? "+spill" : "") + " " + std::to_string(per_sm) + "/SM";
+  print(kKind, s, measure<kKind>(name, s, b, sets, stream, launch), bytes);
+}
+
+// Staged fixed-length shapes for every row length: 64-512 threads, stores from registers or by a
+// bulk copy.
 template <NormKind kKind>
-void compare(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int sms, bool rings) {
+void staged_all(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  for (int round = 0; round < 2; ++round) {
+    staged_fixed<kKind, 8, 64, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 4, 128, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 4, 128, 0, true>(s, b, sets, stream);
+    staged_fixed<kKind, 2, 256, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 8, 128, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 8, 128, 0, true>(s, b, sets, stream);
+    staged_fixed<kKind, 4, 256, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 2, 512, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 8, 256, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 4, 512, 0, false>(s, b, sets, stream);
+    staged_fixed<kKind, 4, 512, 0, true>(s, b, sets, stream);
+  }
+}
+
+// The affine tensors asked for with the row (registers or shared memory) against after the
+// reduction, on the fixed kernel's shapes and a few others; the staged kernel with its registers
+// capped for more blocks per SM.
+template <NormKind kKind>
+void affine_all(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  for (int round = 0; round < 2; ++round) {
+    if constexpr (kKind == NormKind::kRMS) {
+      lean<kKind, 2, 256, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 1>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 1>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 4, 256, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true, false, false, 2>(s, b, sets, stream);
+    } else {
+      lean<kKind, 4, 128, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 1>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 2>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true, false, false, 2>(s, b, sets, stream);
+    }
+    staged_fixed<kKind, 4, 128, 16, false>(s, b, sets, stream);
+    staged_fixed<kKind, 4, 128, 12, false>(s, b, sets, stream);
+    staged_fixed<kKind, 8, 64, 24, false>(s, b, sets, stream);
+    staged_fixed<kKind, 8, 128, 8, false>(s, b, sets, stream);
+    staged_fixed<kKind, 8, 256, 4, false>(s, b, sets, stream);
+  }
+}
+
+// Every row asked for into L2 by the first wave's blocks (kAhead rows a block), with the weight
+// asked for after the reduction or with the row; kAhead 0: no row asked for before the wait.
+template <NormKind kKind>
+void ahead_all(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  for (int round = 0; round < 2; ++round) {
+    if constexpr (kKind == NormKind::kRMS) {
+      lean<kKind, 2, 256, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 0, 2>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 0, 3>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 0, 4>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 1, 3>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 0, 2>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 0, 3>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 1, 2>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true, false, false, 0, 2>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true, false, false, 0, 3>(s, b, sets, stream);
+    } else {
+      lean<kKind, 4, 128, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 0, 2>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 0, 3>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 0, 4>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true, false, false, 0, 2>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true, false, false, 0, 3>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true, false, false, 0, 2>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true, false, false, 0, 3>(s, b, sets, stream);
+    }
+  }
+}
+
+// The fixed kernel's shapes with and without their row asked for in L2 before the dependent wait.
+template <NormKind kKind>
+void prefetch_all(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
+  for (int round = 0; round < 2; ++round) {
+    if constexpr (kKind == NormKind::kRMS) {
+      lean<kKind, 2, 256, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 0, 0>(s, b, sets, stream);
+      lean<kKind, 2, 256, 0, true, false, false, 0, -1>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 0, 0>(s, b, sets, stream);
+      lean<kKind, 2, 512, 0, true, false, false, 0, -1>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true, false, false, 0, 0>(s, b, sets, stream);
+      lean<kKind, 4, 512, 0, true, false, false, 0, -1>(s, b, sets, stream);
+    } else {
+      lean<kKind, 4, 128, 0, true>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 0, 0>(s, b, sets, stream);
+      lean<kKind, 4, 128, 0, true, false, false, 0, -1>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true, false, false, 0, 0>(s, b, sets, stream);
+      lean<kKind, 4, 256, 4, true, false, false, 0, -1>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true, false, false, 0, 0>(s, b, sets, stream);
+      lean<kKind, 4, 512, 2, true, false, false, 0, -1>(s, b, sets, stream);
+    }
+  }
+}
+
+template <NormKind kKind>
+void compare(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int sms,
+             const std::string& mode) {
   const double bytes = 2.0 * s.rows * s.n * sizeof(T);
   const int n_vec = s.n / kN;
   {  // the library's register kernel, a block per row
@@ -380,9 +665,17 @@ void compare(const Shape& s, Buffers& b, int sets, cudaStream_t stream, int sms,
     };
     print(kKind, s, measure<kKind>("staged (library)", s, b, sets, stream, launch), bytes);
   }
-  if (rings) {
+  if (mode == "ring") {
     ring<kKind, 2>(s, b, sets, stream, sms, bytes);
     ring<kKind, 4>(s, b, sets, stream, sms, bytes);
+  } else if (mode == "staged") {
+    staged_all<kKind>(s, b, sets, stream);
+  } else if (mode == "affine") {
+    affine_all<kKind>(s, b, sets, stream);
+  } else if (mode == "ahead") {
+    ahead_all<kKind>(s, b, sets, stream);
+  } else if (mode == "prefetch") {
+    prefetch_all<kKind>(s, b, sets, stream);
   } else {
     lean_all<kKind>(s, b, sets, stream);
   }
@@ -416,17 +709,19 @@ int main(int argc, char** argv) {
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   std::vector<Shape> shapes = {
       {2048, 4096}, {2048, 8192}, {2048, 16384}, {16384, 8192}, {4096, 16384}};
-  // `ring` sweeps the ring kernel; otherwise the lean block-per-row variants. A count after it
-  // keeps the first shapes only.
-  const bool rings = argc > 1 && std::string(argv[1]) == "ring";
+  // `ring` sweeps the ring kernel, `staged` the staged fixed-length kernel, `affine` when the
+  // weight and bias are asked for, `ahead` rows asked for into L2 ahead of their blocks, `prefetch`
+  // the fixed shapes with and without their prefetch; otherwise the lean block-per-row variants. A
+  // count after it keeps the first shapes only.
+  const std::string mode = argc > 1 ? argv[1] : "lean";
   if (argc > 2) shapes.resize(std::min<size_t>(shapes.size(), std::atoi(argv[2])));
   for (const Shape& s : shapes) {
     const double set_bytes = 2.0 * s.rows * s.n * sizeof(T);
     const int sets = std::min(2048, std::max(2, static_cast<int>(4 * 50e6 / set_bytes) + 1));
     Buffers b = make_pooled(s, sets);
     copies(s, b, sets, stream);
-    compare<NormKind::kRMS>(s, b, sets, stream, sms, rings);
-    compare<NormKind::kLayer>(s, b, sets, stream, sms, rings);
+    compare<NormKind::kRMS>(s, b, sets, stream, sms, mode);
+    compare<NormKind::kLayer>(s, b, sets, stream, sms, mode);
     release(b);
   }
   return 0;

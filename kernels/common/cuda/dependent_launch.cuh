@@ -36,6 +36,16 @@ __device__ __forceinline__ void begin_dependent_kernel() {
 // [16384, 8, 128] 93.5 -> 97.9%, its Llama-3-8B prefill (2048 tokens) 81.2 -> 86.1%, 70B
 // 82.9 -> 89.8%; softmax over [32, 32, 4096] (8 MiB) 53.8 -> 64.0%. RMSNorm's register kernel
 // and LayerNorm's staged one moved within noise.
+// Those gains were measured together with the dependent launch itself. Measured apart from it
+// (dependent launches both, with and without the prefetch, in one call;
+// bench/results/2026-12-03-h200-prefetch-before-wait.md), the prefetch is not a gain everywhere:
+//   - the reductions' held rows lost 4-14 points to it (Sum [2048, 14336] 85.5 -> 95.6% without
+//     it) and no longer prefetch (Note [Held rows] in reduce_axes.cuh);
+//   - the norms' fixed-length kernels gain from it in `tileops bench` (RMSNorm [2048, 16384]
+//     89.0 -> 86.5% without it, LayerNorm 86.5 -> 82.8%; bandwidth rows within 1-2 points either
+//     way), though bench/experiments/norm_ring.cu (`prefetch` mode), timing its own copy of the
+//     kernel, measured the opposite (RMSNorm [2048, 8192] 85.7 -> 87.8% without it). They keep
+//     it; what separates the two harnesses is open.
 
 // Asks for `bytes` from `p` (16-byte aligned, a multiple of 16, above 0) to be brought into L2,
 // without waiting for them (cp.async.bulk.prefetch, sm_90).

@@ -229,11 +229,19 @@ __global__ void __launch_bounds__(kColumnAccesses* kColumnSteps)
 // 32768 for 16-bit types); shorter rows keep the warp per row of reduce_rows_kernel, which packs
 // several rows in a block, and longer or few long rows (which it splits into chunks) its plan.
 // Accumulation, NaN propagation and mean's one division are the policies', as on every path.
-// It is the reductions' one kernel launched with dependent launch, its row prefetched before the
-// wait (Note [Prefetch before the wait] in dependent_launch.cuh): against the same kernel with
+// It is the reductions' one kernel launched with dependent launch: against the same kernel with
 // TILEOPS_PDL=0 in one call on the H200 (bench/results/2026-12-02-h200-row-prefetch.md, bf16),
-// [4096, 16384] 87.4-87.9 -> 90.2-92.5% of the copy ceiling, Amax of llama-8b-ffn 76.6 -> 84.8%,
-// the 2048-row hidden states within 1.5 points either way.
+// [4096, 16384] 87.4-87.9 -> 90.2-92.5% of the copy ceiling, Amax of llama-8b-ffn 76.6 -> 84.8%.
+// Those figures had the row prefetched into L2 before the wait as well (Note [Prefetch before the
+// wait] in dependent_launch.cuh); measured apart, the prefetch was a loss, and the kernel no
+// longer makes it. Sum, dependent launches both (bench/experiments/row_sum.cu,
+// bench/results/2026-12-03-h200-prefetch-before-wait.md), with -> without: [2048, 4096] 68.9
+// -> 73.2%, [2048, 14336] 85.5 -> 95.6%, [4096, 16384] 91.5 -> 102.5%, [16384, 8192] 91.3 -> 105.2%
+// (of the 4.25 TB/s copy; a reduction reads its bytes and writes almost none); in `tileops bench`,
+// against the last table with it, Sum hidden-state [2048, 4096] 66.8 -> 75.7%, Amax llama-8b-ffn
+// 84.8 -> 91.0%, Sum [4096, 16384] 90.8 -> 103.6%. A block here loads
+// its row as soon as it runs, so for every block placed after the previous kernel has ended the
+// prefetch only adds requests for lines the loads ask for anyway.
 inline constexpr int kHeldVectors = 4;
 inline constexpr int kHeldMaxThreads = 1024;
 inline constexpr int kHeldMinVectors = 32 * kHeldVectors;
@@ -254,9 +262,7 @@ __global__ void __launch_bounds__(kHeldMaxThreads)
   const int threads = static_cast<int>(blockDim.x);
   const T* row = x + static_cast<std::int64_t>(blockIdx.x) * n_vec * kN;
   // Launched to overlap the previous kernel (Note [Dependent launch] in
-  // src/cuda/dependent_launch.hpp): the row is asked for in L2 before the wait (Note [Prefetch
-  // before the wait] in dependent_launch.cuh).
-  if (t == 0) prefetch_l2(row, static_cast<std::uint32_t>(n_vec) * 16u);
+  // src/cuda/dependent_launch.hpp), without a prefetch before the wait (Note [Held rows]).
   begin_dependent_kernel();
   P v[kHeldVectors];
 #pragma unroll
