@@ -87,4 +87,42 @@ double median_launch_us(Launch&& launch, int sets, int per_batch, cudaStream_t s
   return per_launch[per_launch.size() / 2];
 }
 
+// Launches `kernel` on `stream` with `args`, as a dependent kernel (programmatic stream
+// serialization, as the library's launch_dependent does) unless `dependent` is false.
+inline void launch_kernel(const void* kernel, dim3 grid, dim3 block, size_t smem,
+                          cudaStream_t stream, void** args, bool dependent = true) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  config.attrs = dependent ? &attribute : nullptr;
+  config.numAttrs = dependent ? 1 : 0;
+  CHECK(cudaLaunchKernelExC(&config, kernel, args));
+}
+
+// What ptxas and the occupancy calculator say of `kernel` at `threads` threads and `smem` bytes of
+// dynamic shared memory on device 0: registers a thread, whether it spills, blocks per
+// multiprocessor and the blocks one wave places.
+struct KernelFacts {
+  int registers;
+  bool spills;
+  int per_sm;
+  int per_wave;
+};
+
+template <class Kernel>
+KernelFacts kernel_facts(Kernel kernel, int threads, size_t smem = 0) {
+  cudaFuncAttributes attributes{};
+  CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  int per_sm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  return {attributes.numRegs, attributes.localSizeBytes > 0, per_sm, per_sm * sms};
+}
+
 }  // namespace experiments

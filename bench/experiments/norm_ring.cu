@@ -348,17 +348,7 @@ __global__ void __launch_bounds__(256) copy_kernel(const V* src, V* dst, long lo
 
 void launch_dependent(const void* kernel, dim3 grid, dim3 block, size_t smem, cudaStream_t stream,
                       void** args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  CHECK(cudaLaunchKernelExC(&config, kernel, args));
+  experiments::launch_kernel(kernel, grid, block, smem, stream, args);
 }
 
 const char* kind_name(NormKind k) { return k == NormKind::kRMS ? "rms" : "layer"; }
@@ -435,14 +425,8 @@ void lean(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
   const double bytes = 2.0 * s.rows * s.n * sizeof(T);
   auto kernel = lean_rows_kernel<kKind, kVpt, kThreads, kMinBlocks, kReduce, kRuntimeN, kNullable,
                                  kAffine, kAhead>;
-  cudaFuncAttributes attributes{};
-  CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  int sms = 0;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const int first_wave = per_sm * sms;
-  CHECK(cudaMemcpyToSymbol(g_first_wave, &first_wave, sizeof(int)));
+  const experiments::KernelFacts facts = experiments::kernel_facts(kernel, kThreads);
+  CHECK(cudaMemcpyToSymbol(g_first_wave, &facts.per_wave, sizeof(int)));
   auto launch = [&](int set) {
     NormParams p = params_of(s, b, set);
     void* args[] = {&p};
@@ -459,9 +443,8 @@ void lean(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
                             : kAhead == -1 ? "-wave1prefetch"
                                            : "") +
                            " vpt" + std::to_string(kVpt) + " t" + std::to_string(kThreads) + " " +
-                           std::to_string(attributes.numRegs) + "r" +
-                           (attributes.localSizeBytes ? "+spill" : "") + " " +
-                           std::to_string(per_sm) + "/SM";
+                           std::to_string(facts.registers) + "r" + (facts.spills ? "+spill" : "") +
+                           " " + std::to_string(facts.per_sm) + "/SM";
   print(kKind, s, measure<kKind>(name, s, b, sets, stream, launch, kReduce), bytes);
 }
 
@@ -493,20 +476,17 @@ void staged_fixed(const Shape& s, Buffers& b, int sets, cudaStream_t stream) {
   if (kVpt * kThreads * kN != s.n) return;
   const double bytes = 2.0 * s.rows * s.n * sizeof(T);
   auto kernel = fixed_staged_kernel<kKind, kVpt, kThreads, kMinBlocks, kBulkStore>;
-  cudaFuncAttributes attributes{};
-  CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+  const experiments::KernelFacts facts = experiments::kernel_facts(kernel, kThreads);
   auto launch = [&](int set) {
     NormParams p = params_of(s, b, set);
     void* args[] = {&p};
     launch_dependent(reinterpret_cast<const void*>(kernel), dim3(s.rows), dim3(kThreads), 0, stream,
                      args);
   };
-  const std::string name =
-      std::string(kBulkStore ? "staged+bulkst" : "staged") + " vpt" + std::to_string(kVpt) + " t" +
-      std::to_string(kThreads) + " " + std::to_string(attributes.numRegs) + "r" +
-      (attributes.localSizeBytes ? "+spill" : "") + " " + std::to_string(per_sm) + "/SM";
+  const std::string name = std::string(kBulkStore ? "staged+bulkst" : "staged") + " vpt" +
+                           std::to_string(kVpt) + " t" + std::to_string(kThreads) + " " +
+                           std::to_string(facts.registers) + "r" + (facts.spills ? "+spill" : "") +
+                           " " + std::to_string(facts.per_sm) + "/SM";
   print(kKind, s, measure<kKind>(name, s, b, sets, stream, launch), bytes);
 }
 

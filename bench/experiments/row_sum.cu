@@ -89,16 +89,7 @@ __global__ void __launch_bounds__(kThreads) row_sum_kernel(const T* x, T* out) {
 
 void launch(const void* kernel, int blocks, int threads, bool dependent, cudaStream_t stream,
             void** args) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(blocks);
-  config.blockDim = dim3(threads);
-  config.stream = stream;
-  config.attrs = dependent ? &attribute : nullptr;
-  config.numAttrs = dependent ? 1 : 0;
-  CHECK(cudaLaunchKernelExC(&config, kernel, args));
+  experiments::launch_kernel(kernel, dim3(blocks), dim3(threads), 0, stream, args, dependent);
 }
 
 struct Data {
@@ -109,14 +100,8 @@ struct Data {
 template <int kThreads, int kVpt, int kRowsPerBlock, int kPrefetch, bool kReduce>
 void run(const std::string& name, Data& d, cudaStream_t stream, bool dependent) {
   auto kernel = row_sum_kernel<kThreads, kVpt, kRowsPerBlock, kPrefetch, kReduce>;
-  cudaFuncAttributes attributes{};
-  CHECK(cudaFuncGetAttributes(&attributes, kernel));
-  int per_sm = 0;
-  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-  int sms = 0;
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  const int first_wave = per_sm * sms;
-  CHECK(cudaMemcpyToSymbol(g_first_wave, &first_wave, sizeof(int)));
+  const experiments::KernelFacts facts = experiments::kernel_facts(kernel, kThreads);
+  CHECK(cudaMemcpyToSymbol(g_first_wave, &facts.per_wave, sizeof(int)));
   const int sets = static_cast<int>(d.x.size());
   auto go = [&](int set) {
     const T* x = d.x[set];
@@ -142,7 +127,7 @@ void run(const std::string& name, Data& d, cudaStream_t stream, bool dependent) 
   const double bytes = 2.0 * kRows * kCols;
   std::printf("%-44s %7.2f us %7.1f GB/s %6.1f%%  err %.2f  (%dr, %d/SM)\n",
               (name + (dependent ? "" : " no-pdl")).c_str(), us, bytes / us / 1e3,
-              bytes / us / 1e3 / 4250 * 100, worst, attributes.numRegs, per_sm);
+              bytes / us / 1e3 / 4250 * 100, worst, facts.registers, facts.per_sm);
 }
 
 // The library's held-rows kernel for sum (Note [Held rows] in reduce_axes.cuh: a block per row,
