@@ -1,10 +1,12 @@
 // An experiment, not part of the library: RMSNorm and LayerNorm rows streamed through a ring of
 // shared-memory stages by persistent blocks, beside the library's register and staged kernels, a
 // copy kernel and cudaMemcpyAsync of the same bytes, all launched as dependent kernels and timed
-// as `tileops bench` times them (CUDA-graph replays over sets rotated beyond the L2, median).
+// by CUDA-graph replays over sets rotated beyond the L2 (median), or with `bench` in the batches
+// `tileops bench` times (host-launched from 32 MiB a call; not yet run on the H200).
 //
 //   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
 //        bench/experiments/norm_ring.cu -o build/norm_ring && build/norm_ring [MODE] [shapes]
+//        [bench]
 //
 // MODE: `lean` (default) the fixed-length block-per-row variants; `ring` the ring of stages;
 // `staged` the fixed-length kernel with its row staged in shared memory by a bulk copy;
@@ -375,6 +377,12 @@ void print(NormKind kind, const Shape& s, const Row& r, double bytes) {
               bytes / r.us / 1e3 / 4250 * 100, r.err);
 }
 
+// With `bench`, batches are timed as `tileops bench` times them (Note [CUDA bench] in
+// tools/bench_cuda.cpp): whole rotations of the sets lasting about a millisecond (at most 64),
+// replayed from a graph only below 32 MiB a call, host-launched otherwise; without it, batches of
+// max(20, 2 sets) launches replayed from a graph.
+bool g_bench_timing = false;
+
 // Launch once on poisoned output, check, then time.
 template <NormKind kKind, class Launch>
 Row measure(const std::string& name, const Shape& s, Buffers& b, int sets, cudaStream_t stream,
@@ -384,8 +392,13 @@ Row measure(const std::string& name, const Shape& s, Buffers& b, int sets, cudaS
   CHECK(cudaStreamSynchronize(stream));
   CHECK(cudaGetLastError());
   const double err = check ? check_spread<kKind>(s, b) : 0.0;
-  const double us =
-      experiments::median_launch_us(launch, sets, std::max(20, 2 * sets), stream, true);
+  double us = experiments::median_launch_us(launch, sets, std::max(20, 2 * sets), stream, true);
+  if (g_bench_timing) {
+    const double call_bytes = (2.0 * s.rows * s.n + s.n) * sizeof(T);  // x, out, weight
+    const int rotations = std::clamp(static_cast<int>(std::ceil(1000.0 / (us * sets))), 1, 64);
+    us = experiments::median_launch_us(launch, sets, rotations * sets, stream,
+                                       call_bytes < 32.0 * (1 << 20));
+  }
   return {name, us, err};
 }
 
@@ -692,9 +705,11 @@ int main(int argc, char** argv) {
   // `ring` sweeps the ring kernel, `staged` the staged fixed-length kernel, `affine` when the
   // weight and bias are asked for, `ahead` rows asked for into L2 ahead of their blocks, `prefetch`
   // the fixed shapes with and without their prefetch; otherwise the lean block-per-row variants. A
-  // count after it keeps the first shapes only.
+  // count after it keeps the first shapes only; `bench` after that times as `tileops bench` does
+  // (g_bench_timing).
   const std::string mode = argc > 1 ? argv[1] : "lean";
   if (argc > 2) shapes.resize(std::min<size_t>(shapes.size(), std::atoi(argv[2])));
+  g_bench_timing = argc > 3 && std::string(argv[3]) == "bench";
   for (const Shape& s : shapes) {
     const double set_bytes = 2.0 * s.rows * s.n * sizeof(T);
     const int sets = std::min(2048, std::max(2, static_cast<int>(4 * 50e6 / set_bytes) + 1));
