@@ -1,14 +1,16 @@
-// Experiment: the decode GEMM (kernels/gemm/cuda/decode_gemm.cuh, Note [Decode GEMM]) in every
-// configuration swept beside cuBLAS's cublasGemmEx (torch.mm's call: float32 compute,
-// reduced-precision split-K reductions off, 32 MiB workspace) on GemmFwdOp's decode workloads
-// (manifest/gemm.yaml), b the transposed view of an nn.Linear weight, weights rotated over more
-// than 4x the L2, each timing a replayed CUDA graph.
+// Experiment: the decode GEMM (kernels/gemm/cuda/decode_gemm.cuh, Note [Decode GEMM]) and the
+// streamed decode GEMM (decode_stream.cuh, Note [Streamed decode GEMM]) in every configuration
+// swept, each launched as a dependent kernel, beside cuBLAS's cublasGemmEx (torch.mm's call:
+// float32 compute, reduced-precision split-K reductions off, 32 MiB workspace) on GemmFwdOp's
+// decode workloads (manifest/gemm.yaml), b the transposed view of an nn.Linear weight, weights
+// rotated over more than 4x the L2, each timing a replayed CUDA graph.
 //
 //   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
 //     bench/experiments/decode_gemm.cu -lcublas -o build/decode_gemm && build/decode_gemm
 //
 // Checks every configuration against a float64 product of 64 random columns first, then prints
 // one line per workload: microseconds and the weight's GB/s for cuBLAS and each configuration.
+// Arguments: the rows to time (default 1 4; the streamed kernel is built for at most 4).
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/experiments/decode_stream.cuh"
 #include "bench/experiments/harness.cuh"
 #include "bench/experiments/torch_cublas.cuh"
 #include "kernels/gemm/cuda/decode_gemm.cuh"
@@ -38,36 +41,104 @@ constexpr Workload kWorkloads[] = {
     {"70b-gate_up", 8192, 57344}, {"70b-down", 28672, 8192}, {"odd-n", 4096, 4100},
 };
 
-// The configurations swept: column tiles a block, steps in flight a warp.
+// The configurations swept. The decode kernel: column tiles a block (x) and steps in flight a warp
+// (y); the streamed kernel: KB a stage (x), stages a warp (y), blocks a multiprocessor (z) and
+// warps a block. `idle`: the streamed kernel without the product (nothing checked): what its
+// copies alone reach.
+// `unroll` and `shared_a`: the streamed kernel's vectors a lane loads before it multiplies and
+// whether a's rows are copied into shared memory.
 struct Config {
-  int tiles, unroll;
+  bool streamed;
+  int x, y, z = 1, warps = 4;
+  bool idle = false;
+  int unroll = 4;
+  bool shared_a = false;
 };
-constexpr Config kConfigs[] = {{1, 2}, {1, 4}, {1, 8}, {2, 2}, {2, 4}, {4, 2}};
+constexpr Config kConfigs[] = {{false, 1, 4},
+                               {false, 2, 2},
+                               {true, 8, 2, 1, 8},
+                               {true, 8, 2, 1, 8, false, 8},
+                               {true, 8, 2, 1, 8, false, 4, true},
+                               {true, 8, 2, 1, 8, false, 8, true},
+                               {true, 8, 2, 1, 8, true}};
 
 template <int kTiles, int kUnroll>
-bool launch_if(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
-  if (c.tiles != kTiles || c.unroll != kUnroll) return false;
-  CHECK((launch_decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll>(args, stream)));
+bool launch_decode_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
+  if (c.streamed || c.x != kTiles || c.y != kUnroll) return false;
+  const void* kernel =
+      p.m <= 8
+          ? reinterpret_cast<const void*>(decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, false>)
+          : reinterpret_cast<const void*>(decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, true>);
+  void* args[] = {&p};
+  experiments::launch_kernel(kernel,
+                             dim3(static_cast<unsigned>((p.n + 8 * kTiles - 1) / (8 * kTiles))),
+                             dim3(decode_gemm::kThreads), 0, stream, args);
   return true;
 }
 
+template <int kRows, int kStageKb, int kWarps, int kUnroll = 4, bool kSharedA = false>
+bool launch_stream_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
+  if (!c.streamed || c.x != kStageKb || c.warps != kWarps || c.idle != (kRows == 0) ||
+      (kRows > 0 && p.m > kRows) || c.unroll != kUnroll || c.shared_a != kSharedA)
+    return false;
+  constexpr int kStageBytes = kStageKb * 1024;
+  const auto kernel =
+      decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kUnroll, kSharedA>;
+  static int sms = [] {
+    int n = 0;
+    CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0));
+    return n;
+  }();
+  const std::int64_t blocks = std::min<std::int64_t>(std::int64_t{sms} * c.z, p.n);
+  const std::int64_t smem =
+      decode_stream::shared_bytes(c.y * kWarps, kStageBytes, kSharedA ? kRows * p.k * 2 : 0, kRows,
+                                  (p.n + blocks - 1) / blocks);
+  if (smem > 227 * 1024) return true;  // does not fit: not launched (the check fails)
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem)));
+  int depth = c.y;
+  void* args[] = {&p, &depth};
+  experiments::launch_kernel(reinterpret_cast<const void*>(kernel),
+                             dim3(static_cast<unsigned>(blocks)), dim3(32 * kWarps),
+                             static_cast<size_t>(smem), stream, args);
+  return true;
+}
+
+template <int kRows>
+bool launch_stream_rows(const Config& c, const DecodeGemmProblem& p, cudaStream_t stream) {
+  return launch_stream_if<kRows, 8, 8>(c, p, stream) ||
+         launch_stream_if<kRows, 8, 8, 8>(c, p, stream) ||
+         launch_stream_if<kRows, 8, 8, 4, true>(c, p, stream) ||
+         launch_stream_if<kRows, 8, 8, 8, true>(c, p, stream);
+}
+
 void launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
-  const bool launched = launch_if<1, 2>(c, args, stream) || launch_if<1, 4>(c, args, stream) ||
-                        launch_if<1, 8>(c, args, stream) || launch_if<2, 2>(c, args, stream) ||
-                        launch_if<2, 4>(c, args, stream) || launch_if<4, 2>(c, args, stream);
+  const bool launched =
+      launch_stream_rows<0>(c, args, stream) || launch_decode_if<1, 4>(c, args, stream) ||
+      launch_decode_if<2, 2>(c, args, stream) || launch_stream_rows<1>(c, args, stream) ||
+      launch_stream_rows<4>(c, args, stream);
   if (!launched) std::exit(2);
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IONBF, 0);
+  std::vector<int> rows;
+  for (int i = 1; i < argc; ++i) rows.push_back(std::atoi(argv[i]));
+  if (rows.empty()) rows = {1, 4};
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const cublasHandle_t handle = experiments::torch_like_cublas(stream);
   std::mt19937_64 rng(7);
   std::normal_distribution<float> normal;
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
-  for (const Config& c : kConfigs) std::printf(" %dx%d us   GB/s |", c.tiles, c.unroll);
+  for (const Config& c : kConfigs)
+    std::printf(" %c%2dx%dx%du%d%c us GB/s |",
+                c.idle       ? 'i'
+                : c.streamed ? 's'
+                             : 'd',
+                c.x, c.y, c.warps, c.unroll, c.shared_a ? 'S' : 'L');
   std::printf("\n");
   for (const Workload& w : kWorkloads) {
     {
@@ -86,7 +157,7 @@ int main() {
       void* bias;
       CHECK(cudaMalloc(&bias, n * 2));
       CHECK(cudaMemcpy(bias, host_bias.data(), n * 2, cudaMemcpyHostToDevice));
-      for (int m : {1, 4, 16}) {
+      for (int m : rows) {
         std::vector<__nv_bfloat16> host_a(static_cast<std::size_t>(m * k));
         for (auto& v : host_a) v = float_to_bf16(normal(rng));
         void *a, *out;
@@ -113,6 +184,7 @@ int main() {
         cols.push_back(n - 1);
         for (const Config& cfg : kConfigs)
           for (bool with_bias : {false, true}) {
+            if (cfg.idle) continue;
             args.b = bs[0];
             args.bias = with_bias ? bias : nullptr;
             CHECK(cudaMemsetAsync(out, 0xff, m * n * 2, stream));  // NaN poison
@@ -137,8 +209,10 @@ int main() {
                 if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
               }
             if (!(worst <= 1.0)) {
-              std::printf("FAIL %s m %d config %dx%d bias %d: error %.3g of tolerance\n", w.label,
-                          m, cfg.tiles, cfg.unroll, with_bias, worst);
+              std::printf(
+                  "FAIL %s m %d config %c%dx%dx%d bias %d: error %.3g of "
+                  "tolerance\n",
+                  w.label, m, cfg.streamed ? 's' : 'd', cfg.x, cfg.y, cfg.z, with_bias, worst);
             }
           }
         args.bias = nullptr;

@@ -2,7 +2,8 @@
 // shared-memory stages by persistent blocks, beside the library's register and staged kernels, a
 // copy kernel and cudaMemcpyAsync of the same bytes, all launched as dependent kernels and timed
 // by CUDA-graph replays over sets rotated beyond the L2 (median), or with `bench` in the batches
-// `tileops bench` times (host-launched from 32 MiB a call; not yet run on the H200).
+// `tileops bench` times (host-launched from 32 MiB a call; both agree within 2 points:
+// bench/results/2026-12-04-h200-fixed-rows-prefetch-ab.md).
 //
 //   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
 //        bench/experiments/norm_ring.cu -o build/norm_ring && build/norm_ring [MODE] [shapes]
@@ -13,8 +14,9 @@
 // `affine` the weight and bias asked for with the row (registers or cp.async into shared memory);
 // `ahead` every row asked for into L2 by the first wave's blocks; `prefetch` the fixed shapes
 // with and without their row asked for before the dependent wait (all blocks, none, or the first
-// wave's). Results: bench/results/2026-12-03-h200-norm-fixed-rows.md and
-// bench/results/2026-12-03-h200-prefetch-before-wait.md.
+// wave's). Results: bench/results/2026-12-03-h200-norm-fixed-rows.md,
+// bench/results/2026-12-03-h200-prefetch-before-wait.md and
+// bench/results/2026-12-04-h200-fixed-rows-prefetch-ab.md.
 //
 // Why: at the 2048-row prefill shapes a block that holds one row (in registers or one staged
 // copy) asks for its row, waits, reduces and stores, and the SM's few resident blocks leave DRAM

@@ -45,7 +45,10 @@ __device__ __forceinline__ void begin_dependent_kernel() {
 //     89.0 -> 86.5% without it, LayerNorm 86.5 -> 82.8%; bandwidth rows within 1-2 points either
 //     way), though bench/experiments/norm_ring.cu (`prefetch` mode), timing its own copy of the
 //     kernel, measured the opposite (RMSNorm [2048, 8192] 85.7 -> 87.8% without it). They keep
-//     it; what separates the two harnesses is open.
+//     it. Timed in the bench's own batches the experiment still finds it slower, and the library
+//     without it measured slower again in `tileops bench` (RMSNorm [2048, 16384] 89.6 -> 86.7%;
+//     bench/results/2026-12-04-h200-fixed-rows-prefetch-ab.md): the batching does not separate
+//     the two harnesses; what does is open.
 
 // Asks for `bytes` from `p` (16-byte aligned, a multiple of 16, above 0) to be brought into L2,
 // without waiting for them (cp.async.bulk.prefetch, sm_90).

@@ -1,0 +1,255 @@
+// An experiment, not part of the library: the streamed decode GEMM, GemmFwdOp's products of one
+// to a few rows with a column-major weight, the weight copied into shared memory by the copy engine
+// in one even, contiguous share a multiprocessor. Framework-free (plain pointers and sizes), like
+// kernels/gemm/cuda/decode_gemm.cuh, beside which bench/experiments/decode_gemm.cu sweeps it.
+// Results: bench/results/2026-12-04-h200-streamed-decode-gemm.md.
+//
+// Note [Streamed decode GEMM]
+// The library's decode kernel (Note [Decode GEMM]) streams the weights of Llama-3-8B's small
+// products (33-50 MB) at 3.0-3.3 TB/s and the large ones at 3.9-4.3: fitted over the sizes, about
+// 4 us a call on top of the bytes at 4.5 TB/s. Its warps ask for 64-byte pieces of 8-16 columns
+// at once, each column 8-28 KB apart, and a block's columns end when its loads do.
+//   - One block a multiprocessor owns an even share of the columns (N / grid, one more for some),
+//     all of K: a contiguous range of the weight when ldb = K (an nn.Linear weight's rows).
+//   - The share is walked in items of at most kStageBytes (whole columns when K fits, else slices
+//     of one column), dealt to the block's warps in turn. Each warp streams its own items through
+//     `depth` stages of its own (Note [Staged rows] in kernels/common/cuda/staged_rows.cuh): lane 0
+//     starts one bulk copy a column of the item, and refills a stage with the warp's next item as
+//     soon as the warp has read it. A warp waits only on its own stages, in order: with one
+//     producer thread for the block, a slow warp held up every other warp's copies, and with
+//     stages shared round-robin a warp could wait on a barrier two phases ahead, which a parity
+//     wait cannot tell from the phase before (it hung).
+//   - Lane l takes the 16-byte vectors l, l + 32, ... of each column, multiplies them with a's
+//     row(s) (read through L1, or from shared memory where a's rows are copied once with
+//     kSharedA), accumulates in float32, reduces over the warp and adds to the column's sum in
+//     shared memory; the block writes its sums at the end.
+//   - Launched as a dependent kernel; before the wait each warp asks L2 for its first items'
+//     bytes (Note [Prefetch before the wait] in kernels/common/cuda/dependent_launch.cuh).
+// Requirements: M <= kRows, 16-bit types, b column-major with K and ldb multiples of 8, b and a
+// 16-byte aligned, lda a multiple of 8; N < 2^31; the stages, a (kSharedA) and the sums within the
+// 227 KB of shared memory a block may have.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/cuda/dependent_launch.cuh"
+#include "kernels/common/cuda/reduce.cuh"
+#include "kernels/common/cuda/staged_rows.cuh"
+#include "kernels/common/cuda/vec.cuh"
+#include "kernels/gemm/cuda/decode_gemm_launch.hpp"
+
+namespace tileops::kernels::cuda {
+
+namespace decode_stream {
+
+// The block's share of the columns and how it is cut into items.
+struct Share {
+  std::int64_t first = 0, end = 0;  // columns [first, end)
+  std::int64_t per_item = 1;        // whole columns an item (when K fits a stage)
+  std::int64_t slices = 1;          // slices a column (when it does not)
+  std::int64_t slice = 0;           // k of a slice
+  std::int64_t items = 0;
+};
+
+__device__ __forceinline__ Share share_of(std::int64_t n, std::int64_t k, std::int64_t stage_k,
+                                          unsigned block, unsigned blocks) {
+  Share s;
+  s.first = n * block / blocks;
+  s.end = n * (block + 1) / blocks;
+  const std::int64_t columns = s.end - s.first;
+  if (k <= stage_k) {
+    s.per_item = stage_k / k;
+    s.slice = k;
+    s.items = (columns + s.per_item - 1) / s.per_item;
+  } else {
+    s.slices = (k + stage_k - 1) / stage_k;
+    s.slice = stage_k;
+    s.items = columns * s.slices;
+  }
+  return s;
+}
+
+// Item i of a share: its first column, how many columns, its k range.
+struct Item {
+  std::int64_t column, columns, k0, k;
+};
+
+__device__ __forceinline__ Item item_of(const Share& s, std::int64_t i, std::int64_t k) {
+  if (s.slices == 1) {
+    const std::int64_t column = s.first + i * s.per_item;
+    const std::int64_t left = s.end - column;
+    return {column, left < s.per_item ? left : s.per_item, 0, k};
+  }
+  const std::int64_t k0 = (i % s.slices) * s.slice;
+  return {s.first + i / s.slices, 1, k0, k - k0 < s.slice ? k - k0 : s.slice};
+}
+
+__device__ __forceinline__ void barrier_init(StageBarrier& bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(&bar)),
+               "r"(arrivals));
+}
+
+// The 8 products of a 16-byte vector of weights and one of a, added to `sum` in float32.
+template <class T>
+__device__ __forceinline__ float dot8(const uint4& w, const uint4& a, float sum) {
+  const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w}, as[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 wf, af;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      wf = make_float2(__uint_as_float(ws[i] << 16), __uint_as_float(ws[i] & 0xffff0000u));
+      af = make_float2(__uint_as_float(as[i] << 16), __uint_as_float(as[i] & 0xffff0000u));
+    } else {
+      wf = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
+      af = __half22float2(*reinterpret_cast<const __half2*>(&as[i]));
+    }
+    sum = fmaf(wf.x, af.x, sum);
+    sum = fmaf(wf.y, af.y, sum);
+  }
+  return sum;
+}
+
+// Dynamic shared memory of a launch: the stages, then a's rows when staged (a_bytes), then the
+// barriers (one a stage and a's), then the column sums.
+__host__ __device__ constexpr std::int64_t shared_bytes(int stages, std::int64_t stage_bytes,
+                                                        std::int64_t a_bytes, int rows,
+                                                        std::int64_t columns) {
+  return stages * stage_bytes + a_bytes + (stages + 1) * 8 + rows * columns * 4;
+}
+
+}  // namespace decode_stream
+
+// kRows: a's rows the kernel is built for (p.m <= kRows; 0: no product, the copies alone, for the
+// experiment); kStageBytes: bytes of one stage; kWarps: warps a block, each with `depth` stages of
+// its own; kUnroll: vectors a lane loads before it multiplies; kSharedA: a's rows copied into
+// shared memory once (else read through L1).
+template <class T, int kRows, int kStageBytes, int kWarps, int kUnroll = 4, bool kSharedA = false>
+__global__ void __launch_bounds__(32 * kWarps)
+    decode_stream_kernel(const DecodeGemmProblem p, int depth) {
+  using namespace decode_stream;
+  constexpr int kThreads = 32 * kWarps;
+  extern __shared__ __align__(128) unsigned char smem[];
+  constexpr std::int64_t kStageK = kStageBytes / 2;
+  const Share share = share_of(p.n, p.k, kStageK, blockIdx.x, gridDim.x);
+  const std::int64_t columns = share.end - share.first;
+  const int stages = kWarps * depth;
+  const std::int64_t a_bytes = kSharedA ? kRows * p.k * 2 : 0;
+  T* a_shared = reinterpret_cast<T*>(smem + std::int64_t{stages} * kStageBytes);
+  auto* full = reinterpret_cast<StageBarrier*>(smem + std::int64_t{stages} * kStageBytes + a_bytes);
+  StageBarrier& a_landed = full[stages];
+  auto* sums = reinterpret_cast<float*>(full + stages + 1);  // [kRows][columns]
+  const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32;
+  const T* b = static_cast<const T*>(p.b);
+  // Warp w takes the items w, w + kWarps, ...; its n-th item goes to its stage n % depth.
+  const auto stage_of = [&](std::int64_t n) { return warp * depth + static_cast<int>(n % depth); };
+  const auto start = [&](std::int64_t n) {  // lane 0: the copies of the warp's n-th item
+    const std::int64_t i = warp + n * kWarps;
+    if (i >= share.items) return;
+    const Item it = item_of(share, i, p.k);
+    const int s = stage_of(n);
+    T* stage = reinterpret_cast<T*>(smem + std::int64_t{s} * kStageBytes);
+    stage_barrier_expect(full[s], static_cast<unsigned>(it.columns * it.k * 2));
+    for (std::int64_t c = 0; c < it.columns; ++c)
+      stage_copy(stage + c * it.k, b + (it.column + c) * p.ldb + it.k0,
+                 static_cast<unsigned>(it.k * 2), full[s], true);
+  };
+
+  if (kSharedA && t == 0) barrier_init(a_landed, 1);
+  if (lane == 0) {
+    for (int j = 0; j < depth; ++j) barrier_init(full[warp * depth + j], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int j = 0; j < depth; ++j) {
+      const std::int64_t i = warp + std::int64_t{j} * kWarps;
+      if (i >= share.items) break;
+      const Item it = item_of(share, i, p.k);
+      for (std::int64_t c = 0; c < it.columns; ++c)
+        prefetch_l2(b + (it.column + c) * p.ldb + it.k0, static_cast<std::uint32_t>(it.k * 2));
+    }
+  }
+  for (std::int64_t i = t; i < kRows * columns; i += kThreads) sums[i] = 0.0f;
+  begin_dependent_kernel();
+  __syncthreads();
+  if (kSharedA && t == 0) {
+    stage_barrier_expect(a_landed, static_cast<unsigned>(p.m * p.k * 2));
+    for (int r = 0; r < p.m; ++r)
+      stage_copy(a_shared + r * p.k, static_cast<const T*>(p.a) + r * p.lda,
+                 static_cast<unsigned>(p.k * 2), a_landed);
+  }
+  if (lane == 0)
+    for (int j = 0; j < depth; ++j) start(j);
+  if constexpr (kSharedA) stage_barrier_wait(a_landed, 0);
+
+  for (std::int64_t n = 0; warp + n * kWarps < share.items; ++n) {
+    const std::int64_t i = warp + n * kWarps;
+    const int s = stage_of(n);
+    stage_barrier_wait(full[s], static_cast<unsigned>((n / depth) & 1));
+    const Item it = item_of(share, i, p.k);
+    const auto* stage = reinterpret_cast<const uint4*>(smem + std::int64_t{s} * kStageBytes);
+    const std::int64_t vectors = it.k / 8;
+    // a's rows past M read the last one again, so that the loads need no predicate; their sums
+    // are never added.
+    const uint4* a_rows[kRows > 0 ? kRows : 1];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const int row = r < p.m ? r : p.m - 1;
+      a_rows[r] = reinterpret_cast<const uint4*>(kSharedA ? a_shared + row * p.k + it.k0
+                                                          : static_cast<const T*>(p.a) +
+                                                                row * p.lda + it.k0);
+    }
+    for (std::int64_t c = 0; c < it.columns && kRows > 0; ++c) {
+      const uint4* column = stage + c * vectors;
+      // One sum per vector in flight and row: kUnroll independent chains of 8 products, not one
+      // chain of 8 kUnroll.
+      float sums_u[kUnroll][kRows > 0 ? kRows : 1] = {};
+      for (std::int64_t v0 = lane; v0 < vectors; v0 += 32 * kUnroll) {
+        uint4 w[kUnroll], x[kUnroll][kRows > 0 ? kRows : 1];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const std::int64_t v = v0 + 32 * u;
+          const bool in = v < vectors;
+          w[u] = in ? column[v] : make_uint4(0, 0, 0, 0);
+#pragma unroll
+          for (int r = 0; r < kRows; ++r)
+            x[u][r] = !in ? make_uint4(0, 0, 0, 0) : kSharedA ? a_rows[r][v] : __ldg(a_rows[r] + v);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+          for (int r = 0; r < kRows; ++r) sums_u[u][r] = dot8<T>(w[u], x[u][r], sums_u[u][r]);
+      }
+      float sum[kRows > 0 ? kRows : 1] = {};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) sum[r] += sums_u[u][r];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const float total = warp_sum(sum[r]);
+        if (lane == 0 && r < p.m)
+          atomicAdd(&sums[r * columns + it.column - share.first + c], total);
+      }
+    }
+    __syncwarp();
+    if (lane == 0) {
+      // The stage's reads (generic proxy) before the next copy into it (async proxy).
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      start(n + depth);
+    }
+  }
+  __syncthreads();
+  if constexpr (kRows > 0) {
+    for (std::int64_t i = t; i < p.m * columns; i += kThreads) {
+      const std::int64_t r = i / columns, c = i % columns, column = share.first + c;
+      float v = sums[r * columns + c];
+      if (p.bias) v += to_float(static_cast<const T*>(p.bias)[column]);
+      static_cast<T*>(p.out)[r * p.n + column] = from_float<T>(v);
+    }
+  }
+}
+
+}  // namespace tileops::kernels::cuda
