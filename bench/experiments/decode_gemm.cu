@@ -10,7 +10,8 @@
 //
 // Checks every configuration against a float64 product of 64 random columns first, then prints
 // one line per workload: microseconds and the weight's GB/s for cuBLAS and each configuration.
-// Arguments: the rows to time (default 1 4; the streamed kernel is built for at most 4).
+// Arguments: the rows to time (default 1 4 16). A configuration that does not serve a call
+// (rows, shared memory) is shown n/a.
 #include <cublas_v2.h>
 
 #include <cmath>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "bench/experiments/decode_stream.cuh"
+#include "bench/experiments/decode_stream_mma.cuh"
 #include "bench/experiments/harness.cuh"
 #include "bench/experiments/torch_cublas.cuh"
 #include "kernels/gemm/cuda/decode_gemm.cuh"
@@ -41,30 +43,48 @@ constexpr Workload kWorkloads[] = {
     {"70b-gate_up", 8192, 57344}, {"70b-down", 28672, 8192}, {"odd-n", 4096, 4100},
 };
 
-// The configurations swept. The decode kernel: column tiles a block (x) and steps in flight a warp
-// (y); the streamed kernel: KB a stage (x), stages a warp (y), blocks a multiprocessor (z) and
-// warps a block. `idle`: the streamed kernel without the product (nothing checked): what its
-// copies alone reach.
-// `unroll` and `shared_a`: the streamed kernel's vectors a lane loads before it multiplies and
-// whether a's rows are copied into shared memory.
+// The configurations swept, by kind:
+//   - decode: the library's decode kernel, column tiles a block (x) and steps in flight a warp (y);
+//   - streamed: decode_stream.cuh with a in shared memory and 8 vectors in flight a lane, KB a
+//     stage (x), stages a warp (y), warps a block; `idle` the same without the product (nothing
+//     checked): what its copies alone reach;
+//   - mma: decode_stream_mma.cuh, k a slice (x), stages a warp (y), warps a block, steps in flight
+//     a warp (unroll).
+enum class Kind { kDecode, kStreamed, kIdle, kMma };
 struct Config {
-  bool streamed;
-  int x, y, z = 1, warps = 4;
-  bool idle = false;
-  int unroll = 4;
-  bool shared_a = false;
+  Kind kind;
+  int x, y, warps = 8, unroll = 4;
 };
-constexpr Config kConfigs[] = {{false, 1, 4},
-                               {false, 2, 2},
-                               {true, 8, 2, 1, 8},
-                               {true, 8, 2, 1, 8, false, 8},
-                               {true, 8, 2, 1, 8, false, 4, true},
-                               {true, 8, 2, 1, 8, false, 8, true},
-                               {true, 8, 2, 1, 8, true}};
+constexpr Config kConfigs[] = {{Kind::kDecode, 1, 4},         {Kind::kDecode, 2, 2},
+                               {Kind::kStreamed, 8, 2, 8, 8}, {Kind::kIdle, 8, 2, 8},
+                               {Kind::kMma, 512, 2, 8, 4},    {Kind::kMma, 1024, 3, 4, 4},
+                               {Kind::kMma, 512, 2, 4, 8},    {Kind::kMma, 256, 4, 8, 4}};
+
+char kind_letter(Kind kind) {
+  return kind == Kind::kDecode     ? 'd'
+         : kind == Kind::kStreamed ? 's'
+         : kind == Kind::kIdle     ? 'i'
+                                   : 'm';
+}
+
+int sm_count() {
+  static const int sms = [] {
+    int n = 0;
+    CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0));
+    return n;
+  }();
+  return sms;
+}
+
+constexpr int kMostShared = 227 * 1024;
+
+// The mma kernel's split-K workspace and counters for the current workload, zero between calls.
+float* g_work = nullptr;
+unsigned* g_arrivals = nullptr;
 
 template <int kTiles, int kUnroll>
 bool launch_decode_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
-  if (c.streamed || c.x != kTiles || c.y != kUnroll) return false;
+  if (c.kind != Kind::kDecode || c.x != kTiles || c.y != kUnroll) return false;
   const void* kernel =
       p.m <= 8
           ? reinterpret_cast<const void*>(decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, false>)
@@ -76,24 +96,22 @@ bool launch_decode_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream)
   return true;
 }
 
-template <int kRows, int kStageKb, int kWarps, int kUnroll = 4, bool kSharedA = false>
+// The streamed kernel of kRows rows (0: idle), or false where it does not serve the call.
+template <int kRows>
 bool launch_stream_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
-  if (!c.streamed || c.x != kStageKb || c.warps != kWarps || c.idle != (kRows == 0) ||
-      (kRows > 0 && p.m > kRows) || c.unroll != kUnroll || c.shared_a != kSharedA)
+  constexpr int kStageKb = 8, kWarps = 8, kUnroll = kRows == 0 ? 4 : 8;
+  constexpr bool kSharedA = kRows > 0;
+  if (c.kind != (kRows == 0 ? Kind::kIdle : Kind::kStreamed) || c.x != kStageKb ||
+      c.warps != kWarps || (kRows > 0 && (p.m > kRows || (kRows > 1 && p.m == 1))))
     return false;
   constexpr int kStageBytes = kStageKb * 1024;
   const auto kernel =
       decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kUnroll, kSharedA>;
-  static int sms = [] {
-    int n = 0;
-    CHECK(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, 0));
-    return n;
-  }();
-  const std::int64_t blocks = std::min<std::int64_t>(std::int64_t{sms} * c.z, p.n);
+  const std::int64_t blocks = std::min<std::int64_t>(sm_count(), p.n);
   const std::int64_t smem =
       decode_stream::shared_bytes(c.y * kWarps, kStageBytes, kSharedA ? kRows * p.k * 2 : 0, kRows,
                                   (p.n + blocks - 1) / blocks);
-  if (smem > 227 * 1024) return true;  // does not fit: not launched (the check fails)
+  if (smem > kMostShared) return false;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(smem)));
   int depth = c.y;
@@ -104,20 +122,36 @@ bool launch_stream_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream)
   return true;
 }
 
-template <int kRows>
-bool launch_stream_rows(const Config& c, const DecodeGemmProblem& p, cudaStream_t stream) {
-  return launch_stream_if<kRows, 8, 8>(c, p, stream) ||
-         launch_stream_if<kRows, 8, 8, 8>(c, p, stream) ||
-         launch_stream_if<kRows, 8, 8, 4, true>(c, p, stream) ||
-         launch_stream_if<kRows, 8, 8, 8, true>(c, p, stream);
+template <int kSliceK, int kWarps, int kUnroll>
+bool launch_mma_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
+  if (c.kind != Kind::kMma || c.x != kSliceK || c.warps != kWarps || c.unroll != kUnroll)
+    return false;
+  using namespace decode_stream_mma;
+  const auto kernel = p.m <= 8
+                          ? decode_stream_mma_kernel<__nv_bfloat16, kSliceK, kWarps, kUnroll, false>
+                          : decode_stream_mma_kernel<__nv_bfloat16, kSliceK, kWarps, kUnroll, true>;
+  const Items items = items_of(p.n, p.k, kSliceK);
+  const std::int64_t blocks = std::min<std::int64_t>(sm_count(), items.count);
+  const std::int64_t smem =
+      shared_bytes(c.y * kWarps, kSliceK, p.m, p.k, groups_per_run(items, blocks));
+  if (smem > kMostShared) return false;
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(smem)));
+  int depth = c.y;
+  void* args[] = {&p, &g_work, &g_arrivals, &depth};
+  experiments::launch_kernel(reinterpret_cast<const void*>(kernel),
+                             dim3(static_cast<unsigned>(blocks)), dim3(32 * kWarps),
+                             static_cast<size_t>(smem), stream, args);
+  return true;
 }
 
-void launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
-  const bool launched =
-      launch_stream_rows<0>(c, args, stream) || launch_decode_if<1, 4>(c, args, stream) ||
-      launch_decode_if<2, 2>(c, args, stream) || launch_stream_rows<1>(c, args, stream) ||
-      launch_stream_rows<4>(c, args, stream);
-  if (!launched) std::exit(2);
+// Launches `c` on the call, or returns false where it does not serve it.
+bool launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
+  return launch_decode_if<1, 4>(c, args, stream) || launch_decode_if<2, 2>(c, args, stream) ||
+         launch_stream_if<0>(c, args, stream) || launch_stream_if<1>(c, args, stream) ||
+         launch_stream_if<4>(c, args, stream) || launch_mma_if<512, 8, 4>(c, args, stream) ||
+         launch_mma_if<1024, 4, 4>(c, args, stream) || launch_mma_if<512, 4, 8>(c, args, stream) ||
+         launch_mma_if<256, 8, 4>(c, args, stream);
 }
 
 }  // namespace
@@ -126,7 +160,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   std::vector<int> rows;
   for (int i = 1; i < argc; ++i) rows.push_back(std::atoi(argv[i]));
-  if (rows.empty()) rows = {1, 4};
+  if (rows.empty()) rows = {1, 4, 16};
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const cublasHandle_t handle = experiments::torch_like_cublas(stream);
@@ -134,11 +168,7 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal;
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
   for (const Config& c : kConfigs)
-    std::printf(" %c%2dx%dx%du%d%c us GB/s |",
-                c.idle       ? 'i'
-                : c.streamed ? 's'
-                             : 'd',
-                c.x, c.y, c.warps, c.unroll, c.shared_a ? 'S' : 'L');
+    std::printf(" %c%4dx%dx%du%d us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll);
   std::printf("\n");
   for (const Workload& w : kWorkloads) {
     {
@@ -164,6 +194,10 @@ int main(int argc, char** argv) {
         CHECK(cudaMalloc(&a, m * k * 2));
         CHECK(cudaMalloc(&out, m * n * 2));
         CHECK(cudaMemcpy(a, host_a.data(), m * k * 2, cudaMemcpyHostToDevice));
+        CHECK(cudaMalloc(&g_work, m * n * 4));
+        CHECK(cudaMemset(g_work, 0, m * n * 4));
+        CHECK(cudaMalloc(&g_arrivals, (n + 7) / 8 * 4));
+        CHECK(cudaMemset(g_arrivals, 0, (n + 7) / 8 * 4));
         DecodeGemmProblem args;
         args.a = a;
         args.lda = k;
@@ -184,11 +218,11 @@ int main(int argc, char** argv) {
         cols.push_back(n - 1);
         for (const Config& cfg : kConfigs)
           for (bool with_bias : {false, true}) {
-            if (cfg.idle) continue;
+            if (cfg.kind == Kind::kIdle) continue;
             args.b = bs[0];
             args.bias = with_bias ? bias : nullptr;
             CHECK(cudaMemsetAsync(out, 0xff, m * n * 2, stream));  // NaN poison
-            launch(cfg, args, stream);
+            if (!launch(cfg, args, stream)) continue;
             CHECK(cudaStreamSynchronize(stream));
             std::vector<__nv_bfloat16> got(static_cast<std::size_t>(m * n));
             CHECK(cudaMemcpy(got.data(), out, m * n * 2, cudaMemcpyDeviceToHost));
@@ -209,10 +243,9 @@ int main(int argc, char** argv) {
                 if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
               }
             if (!(worst <= 1.0)) {
-              std::printf(
-                  "FAIL %s m %d config %c%dx%dx%d bias %d: error %.3g of "
-                  "tolerance\n",
-                  w.label, m, cfg.streamed ? 's' : 'd', cfg.x, cfg.y, cfg.z, with_bias, worst);
+              std::printf("FAIL %s m %d config %c%dx%dx%du%d bias %d: error %.3g of tolerance\n",
+                          w.label, m, kind_letter(cfg.kind), cfg.x, cfg.y, cfg.warps, cfg.unroll,
+                          with_bias, worst);
             }
           }
         args.bias = nullptr;
@@ -229,6 +262,10 @@ int main(int argc, char** argv) {
         std::printf("%-12s %3d | %8.2f %7.0f |", w.label, m, cublas_us,
                     weight_bytes / cublas_us * 1e-3);
         for (const Config& cfg : kConfigs) {
+          if (!launch(cfg, args, stream)) {
+            std::printf(" %8s %7s |", "n/a", "");
+            continue;
+          }
           const double us = experiments::median_launch_us(
               [&](int set) {
                 DecodeGemmProblem x = args;
@@ -242,6 +279,8 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
         CHECK(cudaFree(a));
         CHECK(cudaFree(out));
+        CHECK(cudaFree(g_work));
+        CHECK(cudaFree(g_arrivals));
       }
       for (void* p : bs) CHECK(cudaFree(p));
       CHECK(cudaFree(bias));
