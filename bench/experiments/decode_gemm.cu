@@ -10,12 +10,14 @@
 //
 // Checks every configuration against a float64 product of 64 random columns first, then prints
 // one line per workload: microseconds and the weight's GB/s for cuBLAS and each configuration.
-// Arguments: the rows to time (default 1 4 16). A configuration that does not serve a call
+// Arguments: the rows to time (default 1 4 16); DECODE_WORKLOADS (labels, space-separated) keeps
+// those workloads only. A configuration that does not serve a call
 // (rows, shared memory) is shown n/a.
 #include <cublas_v2.h>
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,7 +172,12 @@ int main(int argc, char** argv) {
   for (const Config& c : kConfigs)
     std::printf(" %c%4dx%dx%du%d us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll);
   std::printf("\n");
+  // DECODE_WORKLOADS="8b-qkv 70b-qkv" keeps those workloads only (a profile of a few kernels).
+  const std::string only = std::getenv("DECODE_WORKLOADS") ? std::getenv("DECODE_WORKLOADS") : "";
   for (const Workload& w : kWorkloads) {
+    if (!only.empty() &&
+        (" " + only + " ").find(" " + std::string(w.label) + " ") == std::string::npos)
+      continue;
     {
       const std::int64_t k = w.k, n = w.n;
       const std::size_t weight_bytes = static_cast<std::size_t>(k * n) * 2;
