@@ -1,9 +1,10 @@
 // Experiment: the decode GEMM (kernels/gemm/cuda/decode_gemm.cuh, Note [Decode GEMM]) and the
-// streamed decode GEMM (decode_stream.cuh, Note [Streamed decode GEMM]) in every configuration
-// swept, each launched as a dependent kernel, beside cuBLAS's cublasGemmEx (torch.mm's call:
-// float32 compute, reduced-precision split-K reductions off, 32 MiB workspace) on GemmFwdOp's
-// decode workloads (manifest/gemm.yaml), b the transposed view of an nn.Linear weight, weights
-// rotated over more than 4x the L2, each timing a replayed CUDA graph.
+// streamed decode GEMM on CUDA cores (decode_stream.cuh, Note [Streamed decode GEMM]) and on tensor
+// cores (decode_stream_mma.cuh) in every configuration swept, each launched as a dependent kernel,
+// beside cuBLAS's cublasGemmEx (torch.mm's call: float32 compute, reduced-precision split-K
+// reductions off, 32 MiB workspace) on GemmFwdOp's decode workloads (manifest/gemm.yaml), b the
+// transposed view of an nn.Linear weight, weights rotated over more than 4x the L2, each timing a
+// replayed CUDA graph.
 //
 //   nvcc -std=c++20 -O3 -DNDEBUG -gencode=arch=compute_90a,code=sm_90a -I. -Iinclude -Isrc \
 //     bench/experiments/decode_gemm.cu -lcublas -o build/decode_gemm && build/decode_gemm
