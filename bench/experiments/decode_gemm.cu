@@ -58,10 +58,10 @@ struct Config {
   Kind kind;
   int x, y, warps = 8, unroll = 4;
 };
-constexpr Config kConfigs[] = {{Kind::kDecode, 1, 4},         {Kind::kDecode, 2, 2},
-                               {Kind::kStreamed, 8, 2, 8, 8}, {Kind::kIdle, 8, 2, 8},
-                               {Kind::kMma, 512, 2, 8, 4},    {Kind::kMma, 1024, 3, 4, 4},
-                               {Kind::kMma, 512, 2, 4, 8},    {Kind::kMma, 256, 4, 8, 4}};
+constexpr Config kConfigs[] = {
+    {Kind::kDecode, 1, 4},      {Kind::kDecode, 2, 2},      {Kind::kStreamed, 8, 2, 8, 8},
+    {Kind::kIdle, 8, 2, 8},     {Kind::kMma, 512, 2, 8, 4}, {Kind::kMma, 1024, 3, 4, 4},
+    {Kind::kMma, 512, 2, 4, 8}, {Kind::kMma, 256, 4, 8, 4}, {Kind::kMma, 256, 2, 8, 4}};
 
 char kind_letter(Kind kind) {
   return kind == Kind::kDecode     ? 'd'
