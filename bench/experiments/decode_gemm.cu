@@ -52,16 +52,19 @@ constexpr Workload kWorkloads[] = {
 //     stage (x), stages a warp (y), warps a block; `idle` the same without the product (nothing
 //     checked): what its copies alone reach;
 //   - mma: decode_stream_mma.cuh, k a slice (x), stages a warp (y), warps a block, steps in flight
-//     a warp (unroll).
+//     a warp (unroll), split K or whole 8-column groups a block (w).
 enum class Kind { kDecode, kStreamed, kIdle, kMma };
 struct Config {
   Kind kind;
   int x, y, warps = 8, unroll = 4;
+  bool whole_groups = false;  // mma: each block whole 8-column groups (no split K)
 };
-constexpr Config kConfigs[] = {
-    {Kind::kDecode, 1, 4},      {Kind::kDecode, 2, 2},      {Kind::kStreamed, 8, 2, 8, 8},
-    {Kind::kIdle, 8, 2, 8},     {Kind::kMma, 512, 2, 8, 4}, {Kind::kMma, 1024, 3, 4, 4},
-    {Kind::kMma, 512, 2, 4, 8}, {Kind::kMma, 256, 4, 8, 4}, {Kind::kMma, 256, 2, 8, 4}};
+constexpr Config kConfigs[] = {{Kind::kDecode, 1, 4},         {Kind::kDecode, 2, 2},
+                               {Kind::kStreamed, 8, 2, 8, 8}, {Kind::kIdle, 8, 2, 8},
+                               {Kind::kMma, 512, 2, 8, 4},    {Kind::kMma, 512, 2, 8, 4, true},
+                               {Kind::kMma, 1024, 3, 4, 4},   {Kind::kMma, 1024, 3, 4, 4, true},
+                               {Kind::kMma, 512, 2, 4, 8},    {Kind::kMma, 256, 4, 8, 4},
+                               {Kind::kMma, 256, 2, 8, 4},    {Kind::kMma, 256, 2, 8, 4, true}};
 
 char kind_letter(Kind kind) {
   return kind == Kind::kDecode     ? 'd'
@@ -134,14 +137,17 @@ bool launch_mma_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
                           ? decode_stream_mma_kernel<__nv_bfloat16, kSliceK, kWarps, kUnroll, false>
                           : decode_stream_mma_kernel<__nv_bfloat16, kSliceK, kWarps, kUnroll, true>;
   const Items items = items_of(p.n, p.k, kSliceK);
-  const std::int64_t blocks = std::min<std::int64_t>(sm_count(), items.count);
-  const std::int64_t smem =
-      shared_bytes(c.y * kWarps, kSliceK, p.m, p.k, groups_per_run(items, blocks));
+  const std::int64_t units = c.whole_groups ? items.count / items.slices : items.count;
+  const std::int64_t blocks = std::min<std::int64_t>(sm_count(), units);
+  const std::int64_t groups =
+      c.whole_groups ? (units + blocks - 1) / blocks : groups_per_run(items, blocks);
+  const std::int64_t smem = shared_bytes(c.y * kWarps, kSliceK, p.m, p.k, groups);
   if (smem > kMostShared) return false;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(smem)));
   int depth = c.y;
-  void* args[] = {&p, &g_work, &g_arrivals, &depth};
+  bool whole_groups = c.whole_groups;
+  void* args[] = {&p, &g_work, &g_arrivals, &depth, &whole_groups};
   experiments::launch_kernel(reinterpret_cast<const void*>(kernel),
                              dim3(static_cast<unsigned>(blocks)), dim3(32 * kWarps),
                              static_cast<size_t>(smem), stream, args);
@@ -171,7 +177,8 @@ int main(int argc, char** argv) {
   std::normal_distribution<float> normal;
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
   for (const Config& c : kConfigs)
-    std::printf(" %c%4dx%dx%du%d us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll);
+    std::printf(" %c%4dx%dx%du%d%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
+                c.whole_groups ? "w" : "");
   std::printf("\n");
   // DECODE_WORKLOADS="8b-qkv 70b-qkv" keeps those workloads only (a profile of a few kernels).
   const std::string only = std::getenv("DECODE_WORKLOADS") ? std::getenv("DECODE_WORKLOADS") : "";
@@ -251,9 +258,9 @@ int main(int argc, char** argv) {
                 if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
               }
             if (!(worst <= 1.0)) {
-              std::printf("FAIL %s m %d config %c%dx%dx%du%d bias %d: error %.3g of tolerance\n",
+              std::printf("FAIL %s m %d config %c%dx%dx%du%d%s bias %d: error %.3g of tolerance\n",
                           w.label, m, kind_letter(cfg.kind), cfg.x, cfg.y, cfg.warps, cfg.unroll,
-                          with_bias, worst);
+                          cfg.whole_groups ? "w" : "", with_bias, worst);
             }
           }
         args.bias = nullptr;

@@ -16,7 +16,10 @@
 //     pad the eight columns of a quarter-warp's 16-byte loads fall on the same banks.
 //   - Items are numbered group-major (8-column group, then k slice) and each block takes an even
 //     run of them, so a block's bytes differ by at most one item; the groups at either end of a
-//     run are shared with the neighbouring blocks (split K). A block's warps take its items in
+//     run are shared with the neighbouring blocks (split K). With `whole_groups` a block takes an
+//     even run of whole groups instead: no group is shared and no workspace is needed, and the
+//     runs differ by one group (Llama's products: 4-10 groups a block, the longest about 3% past
+//     the mean). A block's warps take its items in
 //     turn through stages of their own (as decode_stream.cuh) and add each item's sums into the
 //     block's sums in shared memory.
 //   - At the end a block writes the groups wholly its own, and adds the others into a float32
@@ -27,7 +30,8 @@
 //   - a's M rows are copied into shared memory once (each row padded by 64 bytes, as the stages);
 //     the instruction's rows past M read row M - 1 and are never stored.
 // Requirements: M <= 16 (kUpperRows for M > 8), 16-bit types, b column-major with K and ldb
-// multiples of 8, a and b 16-byte aligned, lda a multiple of 8; the grid no larger than the items;
+// multiples of 8, a and b 16-byte aligned, lda a multiple of 8; the grid no larger than the items
+// (with whole_groups, than the groups);
 // the stages and a within the block's shared memory.
 #pragma once
 
@@ -84,16 +88,22 @@ __host__ __device__ inline std::int64_t groups_per_run(const Items& it, std::int
 
 template <class T, int kSliceK, int kWarps, int kUnroll, bool kUpperRows>
 __global__ void __launch_bounds__(32 * kWarps)
-    decode_stream_mma_kernel(const DecodeGemmProblem p, float* work, unsigned* arrivals,
-                             int depth) {
+    decode_stream_mma_kernel(const DecodeGemmProblem p, float* work, unsigned* arrivals, int depth,
+                             bool whole_groups) {
   using namespace decode_stream_mma;
   constexpr int kThreads = 32 * kWarps;
   constexpr std::int64_t kStageElements = 8 * (kSliceK + kPad);
   extern __shared__ __align__(128) unsigned char smem[];
   const Items items = items_of(p.n, p.k, kSliceK);
   const std::int64_t blocks = gridDim.x;
-  const std::int64_t first = run_start(items.count, blockIdx.x, blocks);
-  const std::int64_t end = run_start(items.count, blockIdx.x + 1, blocks);
+  // An even run of items, or with whole_groups an even run of 8-column groups (then no group is
+  // shared, the workspace is not touched, and the runs differ by up to one group).
+  const std::int64_t first =
+      whole_groups ? run_start(items.count / items.slices, blockIdx.x, blocks) * items.slices
+                   : run_start(items.count, blockIdx.x, blocks);
+  const std::int64_t end =
+      whole_groups ? run_start(items.count / items.slices, blockIdx.x + 1, blocks) * items.slices
+                   : run_start(items.count, blockIdx.x + 1, blocks);
   const std::int64_t group0 = first / items.slices;
   const int groups = static_cast<int>((end - 1) / items.slices - group0 + 1);
   const int stages = kWarps * depth;
