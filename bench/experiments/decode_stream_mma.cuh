@@ -18,10 +18,9 @@
 //     run of them, so a block's bytes differ by at most one item; the groups at either end of a
 //     run are shared with the neighbouring blocks (split K). With `whole_groups` a block takes an
 //     even run of whole groups instead: no group is shared and no workspace is needed, and the
-//     runs differ by one group (Llama's products: 4-10 groups a block, the longest about 3% past
-//     the mean). A block's warps take its items in
-//     turn through stages of their own (as decode_stream.cuh) and add each item's sums into the
-//     block's sums in shared memory.
+//     runs differ by one group (at Llama's products the longest run is 1-3% past the mean). A
+//     block's warps take its items in turn through stages of their own (as decode_stream.cuh) and
+//     add each item's sums into the block's sums in shared memory.
 //   - At the end a block writes the groups wholly its own, and adds the others into a float32
 //     workspace with atomics; the last block to arrive at such a group (a counter per group)
 //     reads the workspace back with atomicExch (leaving it zero for the next call), adds the bias,
