@@ -178,8 +178,18 @@ int main(int argc, char** argv) {
   const cublasHandle_t handle = experiments::torch_like_cublas(stream);
   std::mt19937_64 rng(7);
   std::normal_distribution<float> normal;
+  // DECODE_CONFIGS="s8x2x8 i8x2x8" keeps those configurations only (kind letter, x, y, warps): a
+  // profile of one kernel at a time.
+  const std::string keep = std::getenv("DECODE_CONFIGS") ? std::getenv("DECODE_CONFIGS") : "";
+  std::vector<Config> configs;
+  for (const Config& c : kConfigs) {
+    const std::string key = kind_letter(c.kind) + std::to_string(c.x) + "x" + std::to_string(c.y) +
+                            "x" + std::to_string(c.warps);
+    if (keep.empty() || (" " + keep + " ").find(" " + key + " ") != std::string::npos)
+      configs.push_back(c);
+  }
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
-  for (const Config& c : kConfigs)
+  for (const Config& c : configs)
     std::printf(" %c%4dx%dx%du%d%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
                 c.whole_groups ? "w" : "");
   std::printf("\n");
@@ -234,7 +244,7 @@ int main(int argc, char** argv) {
         std::uniform_int_distribution<std::int64_t> pick(0, n - 1);
         for (int i = 0; i < 64; ++i) cols.push_back(pick(rng));
         cols.push_back(n - 1);
-        for (const Config& cfg : kConfigs)
+        for (const Config& cfg : configs)
           for (bool with_bias : {false, true}) {
             if (cfg.kind == Kind::kIdle) continue;
             args.b = bs[0];
@@ -279,7 +289,7 @@ int main(int argc, char** argv) {
             sets, 64, stream, true);
         std::printf("%-12s %3d | %8.2f %7.0f |", w.label, m, cublas_us,
                     weight_bytes / cublas_us * 1e-3);
-        for (const Config& cfg : kConfigs) {
+        for (const Config& cfg : configs) {
           if (!launch(cfg, args, stream)) {
             std::printf(" %8s %7s |", "n/a", "");
             continue;
