@@ -43,26 +43,23 @@ Tensor gpu_tensor(const Shape& shape) {
   return host.to(Device::cuda(0), DType::kBFloat16);
 }
 
-// Times `batch()` (kBatch calls) per iteration, the stream drained between iterations untimed.
+// Host seconds per call of one batch of `batch()` (kBatch calls); the stream is drained after it,
+// untimed, and `failed` set when it reports an error.
 template <class Batch>
-void time_batches(benchmark::State& st, cudaStream_t stream, Batch&& batch) {
-  for (auto _ : st) {
-    const auto start = std::chrono::steady_clock::now();
-    batch();
-    const auto stop = std::chrono::steady_clock::now();
-    st.SetIterationTime(std::chrono::duration<double>(stop - start).count() / kBatch);
-    if (cudaStreamSynchronize(stream) != cudaSuccess) st.SkipWithError("the stream failed");
-  }
-}
-
-// Host seconds per call of one batch of `batch()` (kBatch calls); the stream is drained after it.
-template <class Batch>
-double time_one_batch(cudaStream_t stream, Batch&& batch) {
+double time_one_batch(cudaStream_t stream, Batch&& batch, bool& failed) {
   const auto start = std::chrono::steady_clock::now();
   batch();
   const auto stop = std::chrono::steady_clock::now();
-  cudaStreamSynchronize(stream);
+  failed = cudaStreamSynchronize(stream) != cudaSuccess || failed;
   return std::chrono::duration<double>(stop - start).count() / kBatch;
+}
+
+// Times `batch()` (kBatch calls) per iteration.
+template <class Batch>
+void time_batches(benchmark::State& st, cudaStream_t stream, Batch&& batch) {
+  bool failed = false;
+  for (auto _ : st) st.SetIterationTime(time_one_batch(stream, batch, failed));
+  if (failed) st.SkipWithError("the stream failed");
 }
 
 double median(std::vector<double> values) {
@@ -156,14 +153,19 @@ void BM_CudaHost_RMSNorm_BeyondLaunch(benchmark::State& st) {
   void* native = cuda::native_stream(stream);
   auto native_stream = static_cast<cudaStream_t>(native);
   std::vector<double> calls, launches;
+  bool failed = false;
   for (auto _ : st) {
-    calls.push_back(time_one_batch(native_stream, [&] {
-      for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(op(bare.x, bare.w, options));
-    }));
-    launches.push_back(time_one_batch(native_stream, [&] { bare.batch(native); }));
+    calls.push_back(time_one_batch(
+        native_stream,
+        [&] {
+          for (int i = 0; i < kBatch; ++i) benchmark::DoNotOptimize(op(bare.x, bare.w, options));
+        },
+        failed));
+    launches.push_back(time_one_batch(
+        native_stream, [&] { bare.batch(native); }, failed));
     st.SetIterationTime(calls.back());
   }
-  if (cudaStreamSynchronize(native_stream) != cudaSuccess) st.SkipWithError("the stream failed");
+  if (failed) st.SkipWithError("the stream failed");
   const double call = median(calls), launch = median(launches);
   st.counters["call_ns"] = call * 1e9;
   st.counters["launch_ns"] = launch * 1e9;
