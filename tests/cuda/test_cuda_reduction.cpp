@@ -178,7 +178,7 @@ TEST(CudaSoftmax, NonContiguousAndMisalignedViews) {
 // Attention rows masked with -inf before the first kept key: the masked entries get 0 and the
 // rest the softmax of the kept ones, on every path (a running maximum that starts at -inf must not
 // meet exp(-inf - -inf)).
-TEST(CudaSoftmax, MaskedPrefixesOfMinusInfinity) {
+TEST(CudaSoftmax, MaskedPrefixesOfMinusInfinityAndNaN) {
   TILEOPS_REQUIRE_CUDA();
   struct Case {
     const char* path;
@@ -207,6 +207,19 @@ TEST(CudaSoftmax, MaskedPrefixesOfMinusInfinity) {
       SoftmaxFwdOp op(c.dim);
       run_and_check(op, {host.to(gpu(), dtype)}, CallOptions{poisoned_gpu(c.shape, dtype)});
       EXPECT_EQ(only_key(op, "softmax"), key);
+      // A NaN past the mask in the first row along `dim` makes that row NaN and no other (the
+      // statistics' merges carry it through the sums: Note [Softmax statistics]).
+      store_from_double(
+          dtype, std::numeric_limits<double>::quiet_NaN(),
+          bytes + length * 7 / 10 * inner * static_cast<std::int64_t>(host.itemsize()));
+      const Tensor out = poisoned_gpu(c.shape, dtype);
+      op(host.to(gpu(), dtype), {out});
+      const std::vector<double> got = host_values(out).values;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const auto at = static_cast<std::int64_t>(i);
+        const bool first_row = at / (length * inner) == 0 && at % inner == 0;
+        ASSERT_EQ(std::isnan(got[i]), first_row) << "element " << i;
+      }
     }
 }
 

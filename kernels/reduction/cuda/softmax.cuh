@@ -233,7 +233,7 @@ __device__ __forceinline__ void write_normalized(const T* x, T* out, std::int64_
 // it leaves the chunk's (max, sum) for softmax_split_write_kernel.
 template <bool kLog, class T, int kN>
 __global__ void __launch_bounds__(1024) softmax_online_kernel(SoftmaxParams p) {
-  __shared__ BlockScratch<MaxExpSum> scratch;
+  __shared__ BlockScratch<float> scratch;
   const std::int64_t accesses = p.length / kN;
   const std::int64_t items = p.rows * p.chunks;
   begin_dependent_kernel();
@@ -242,7 +242,7 @@ __global__ void __launch_bounds__(1024) softmax_online_kernel(SoftmaxParams p) {
     const std::int64_t begin = (item % p.chunks) * p.chunk_accesses;
     const std::int64_t end = min(accesses, begin + p.chunk_accesses);
     const T* x = static_cast<const T*>(p.x) + row * p.length;
-    const MaxExpSum stats = block_all<SoftmaxMonoid>(online_stats<T, kN>(x, begin, end), scratch);
+    const MaxExpSum stats = block_softmax_stats(online_stats<T, kN>(x, begin, end), scratch);
     if (p.chunks > 1) {
       if (threadIdx.x == 0) p.partials[item] = stats;
       continue;
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(1024) softmax_online_kernel(SoftmaxParams p) {
 // the block) and writes this block's chunk.
 template <bool kLog, class T, int kN>
 __global__ void __launch_bounds__(1024) softmax_split_write_kernel(SoftmaxParams p) {
-  __shared__ BlockScratch<MaxExpSum> scratch;
+  __shared__ BlockScratch<float> scratch;
   const std::int64_t accesses = p.length / kN;
   const std::int64_t items = p.rows * p.chunks;
   begin_dependent_kernel();
@@ -263,10 +263,11 @@ __global__ void __launch_bounds__(1024) softmax_split_write_kernel(SoftmaxParams
     const std::int64_t row = item / p.chunks;
     const std::int64_t begin = (item % p.chunks) * p.chunk_accesses;
     const std::int64_t end = min(accesses, begin + p.chunk_accesses);
-    MaxExpSum mine = SoftmaxMonoid::identity();
-    for (std::int64_t c = threadIdx.x; c < p.chunks; c += blockDim.x)
-      mine = SoftmaxMonoid::combine(mine, p.partials[row * p.chunks + c]);
-    const MaxExpSum stats = block_all<SoftmaxMonoid>(mine, scratch);
+    // A thread's partials (one when the chunks are no more than the threads), then the block's.
+    const MaxExpSum* partials = p.partials + row * p.chunks + threadIdx.x;
+    const int mine = static_cast<int>((p.chunks - threadIdx.x + blockDim.x - 1) / blockDim.x);
+    const MaxExpSum stats = block_softmax_stats(
+        merge_softmax_parts(mine, [&](int k) { return partials[k * blockDim.x]; }), scratch);
     write_normalized<kLog, T, kN>(static_cast<const T*>(p.x) + row * p.length,
                                   static_cast<T*>(p.out) + row * p.length, begin, end, stats);
   }
@@ -353,9 +354,8 @@ __global__ void __launch_bounds__(kStridedColumns* kStridedSteps)
     }
     partial[ty][tx] = acc;
     __syncthreads();
-    MaxExpSum stats = partial[0][tx];
-#pragma unroll
-    for (int k = 1; k < kStridedSteps; ++k) stats = SoftmaxMonoid::combine(stats, partial[k][tx]);
+    const MaxExpSum stats =
+        merge_softmax_parts(kStridedSteps, [&](int k) { return partial[k][tx]; });
     __syncthreads();  // the next item overwrites `partial`
     if (!active) continue;
     if (p.chunks > 1) {
@@ -376,10 +376,9 @@ __global__ void __launch_bounds__(kStridedColumns* kStridedSteps)
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
     const StridedItem it(p, item);
     if (it.column >= p.inner) continue;
-    MaxExpSum stats = SoftmaxMonoid::identity();
-    for (std::int64_t c = 0; c < p.chunks; ++c)
-      stats = SoftmaxMonoid::combine(stats,
-                                     p.partials[(it.outer * p.chunks + c) * p.inner + it.column]);
+    const MaxExpSum* partials = p.partials + it.outer * p.chunks * p.inner + it.column;
+    const MaxExpSum stats = merge_softmax_parts(static_cast<int>(p.chunks),
+                                                [&](int c) { return partials[c * p.inner]; });
     const std::int64_t offset = it.outer * p.length * p.inner + it.column;
     write_strided<kLog>(static_cast<const T*>(p.x) + offset, static_cast<T*>(p.out) + offset,
                         p.inner, it.begin, it.end, stats);
