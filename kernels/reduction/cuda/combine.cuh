@@ -111,7 +111,8 @@ __device__ __forceinline__ typename M::Acc block_all(typename M::Acc v,
 // fmaxf as in combine: a NaN in the row reaches the result through the sums (exp(NaN - max)); a
 // part that saw nothing (max -inf, sum 0) adds 0.
 __device__ __forceinline__ float rescaled_sum(MaxExpSum part, float max) {
-  return part.max == -INFINITY ? 0.0f : part.sum * expf(part.max - max);
+  // Not max == -inf alone: a part whose NaN was followed by -inf has max -inf and sum NaN.
+  return part.max == -INFINITY && part.sum == 0.0f ? 0.0f : part.sum * expf(part.max - max);
 }
 
 // The merge of `count` pairs, part(k) giving the k-th (Note [Softmax statistics]).

@@ -197,7 +197,14 @@ __device__ __forceinline__ MaxExpSum online_stats(const T* x, std::int64_t begin
         acc.max = local;
       }
       // Nothing but -inf so far (a masked prefix): every term is 0, and exp(-inf - -inf) is NaN.
-      if (acc.max == -INFINITY) continue;
+      // fmaxf passed over any NaN of the vector; it makes the sum NaN (Note [Softmax statistics]).
+      // Past the prefix a NaN reaches the sum through its own term.
+      if (acc.max == -INFINITY) {
+#pragma unroll
+        for (int e = 0; e < kN; ++e)
+          if (to_float(v[u].v[e]) != to_float(v[u].v[e])) acc.sum = NAN;
+        continue;
+      }
 #pragma unroll
       for (int e = 0; e < kN; ++e)
         acc.sum += softmax_exp<P::kVector>(to_float(v[u].v[e]) - acc.max);
@@ -343,7 +350,7 @@ __global__ void __launch_bounds__(kStridedColumns* kStridedSteps)
 #pragma unroll
         for (int u = 0; u < kSoftmaxUnroll; ++u) {
           if (d + u * kStridedSteps >= it.end) continue;
-          if (v[u] > acc.max) {
+          if (!(v[u] <= acc.max)) {  // a NaN too (online_stats)
             acc.sum *= expf(acc.max - v[u]);
             acc.max = v[u];
           }
