@@ -23,11 +23,11 @@
 #include <string>
 #include <vector>
 
-#include "bench/experiments/decode_stream.cuh"
 #include "bench/experiments/decode_stream_mma.cuh"
 #include "bench/experiments/harness.cuh"
 #include "bench/experiments/torch_cublas.cuh"
 #include "kernels/gemm/cuda/decode_gemm.cuh"
+#include "kernels/gemm/cuda/decode_stream.cuh"
 
 namespace {
 
@@ -58,15 +58,21 @@ struct Config {
   Kind kind;
   int x, y, warps = 8, unroll = 4;
   bool whole_groups = false;  // mma: each block whole 8-column groups (no split K)
+  int group = 1;              // streamed: warps sharing their stages (y stages a group)
 };
-// The tensor-core streamed shapes (kMma) lost to every other kernel at every row count
-// (bench/results/2026-12-04-h200-streamed-decode-gemm.md, "Tensor cores"); launch_mma_if still
-// serves them when listed here. This sweep asks whether the CUDA-core streamed kernel's loss to its
-// idle copies comes from the bytes in flight: 2 or 3 stages of 8 KB a warp, 4-6 of 4 KB, 12 warps.
-constexpr Config kConfigs[] = {
-    {Kind::kDecode, 1, 4},          {Kind::kDecode, 2, 2},         {Kind::kStreamed, 8, 2, 8, 8},
-    {Kind::kStreamed, 8, 3, 8, 8},  {Kind::kStreamed, 4, 4, 8, 8}, {Kind::kStreamed, 4, 6, 8, 8},
-    {Kind::kStreamed, 8, 2, 12, 8}, {Kind::kIdle, 8, 2, 8},        {Kind::kIdle, 8, 3, 8}};
+// The tensor-core streamed shapes (kMma) lost to every other kernel at every row count, and more
+// or smaller stages or 12 warps slowed the CUDA-core streamed kernel
+// (bench/results/2026-12-04-h200-streamed-decode-gemm.md, "Tensor cores", "Stages and warps");
+// launch_mma_if and the other launch_stream_if instances still serve them when listed here. This
+// sweep asks whether more warps reading the same stages (groups of 2 or 3 warps, g) help.
+constexpr Config kConfigs[] = {{Kind::kDecode, 1, 4},
+                               {Kind::kDecode, 2, 2},
+                               {Kind::kStreamed, 8, 2, 8, 8},
+                               {Kind::kStreamed, 8, 2, 16, 8, false, 2},
+                               {Kind::kStreamed, 8, 2, 16, 4, false, 2},
+                               {Kind::kStreamed, 8, 2, 24, 4, false, 3},
+                               {Kind::kStreamed, 16, 1, 16, 8, false, 2},
+                               {Kind::kIdle, 8, 2, 8}};
 
 char kind_letter(Kind kind) {
   return kind == Kind::kDecode     ? 'd'
@@ -105,20 +111,21 @@ bool launch_decode_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream)
 }
 
 // The streamed kernel of kRows rows (0: idle), or false where it does not serve the call.
-template <int kRows, int kStageKb = 8, int kWarps = 8>
+template <int kRows, int kStageKb = 8, int kWarps = 8, int kGroup = 1, int kUnroll = 0>
 bool launch_stream_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
-  constexpr int kUnroll = kRows == 0 ? 4 : 8;
+  constexpr int kVectors = kUnroll > 0 ? kUnroll : kRows == 0 ? 4 : 8;
   constexpr bool kSharedA = kRows > 0;
   if (c.kind != (kRows == 0 ? Kind::kIdle : Kind::kStreamed) || c.x != kStageKb ||
-      c.warps != kWarps || (kRows > 0 && (p.m > kRows || (kRows > 1 && p.m == 1))))
+      c.warps != kWarps || c.group != kGroup || (kUnroll > 0 && c.unroll != kUnroll) ||
+      (kRows > 0 && (p.m > kRows || (kRows > 1 && p.m == 1))))
     return false;
   constexpr int kStageBytes = kStageKb * 1024;
   const auto kernel =
-      decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kUnroll, kSharedA>;
+      decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kVectors, kSharedA, kGroup>;
   const std::int64_t blocks = std::min<std::int64_t>(sm_count(), p.n);
-  const std::int64_t smem =
-      decode_stream::shared_bytes(c.y * kWarps, kStageBytes, kSharedA ? kRows * p.k * 2 : 0, kRows,
-                                  (p.n + blocks - 1) / blocks);
+  const std::int64_t smem = decode_stream::shared_bytes(c.y * (kWarps / kGroup), kStageBytes,
+                                                        kSharedA ? kRows * p.k * 2 : 0, kRows,
+                                                        (p.n + blocks - 1) / blocks);
   if (smem > kMostShared) return false;
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              static_cast<int>(smem)));
@@ -160,10 +167,14 @@ bool launch_mma_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
 bool launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
   return launch_decode_if<1, 4>(c, args, stream) || launch_decode_if<2, 2>(c, args, stream) ||
          launch_stream_if<0>(c, args, stream) || launch_stream_if<1>(c, args, stream) ||
-         launch_stream_if<4>(c, args, stream) || launch_stream_if<1, 4>(c, args, stream) ||
-         launch_stream_if<1, 8, 12>(c, args, stream) || launch_mma_if<512, 8, 4>(c, args, stream) ||
-         launch_mma_if<1024, 4, 4>(c, args, stream) || launch_mma_if<512, 4, 8>(c, args, stream) ||
-         launch_mma_if<256, 8, 4>(c, args, stream);
+         launch_stream_if<4>(c, args, stream) ||
+         launch_stream_if<1, 8, 16, 2, 8>(c, args, stream) ||
+         launch_stream_if<1, 8, 16, 2, 4>(c, args, stream) ||
+         launch_stream_if<4, 8, 16, 2, 8>(c, args, stream) ||
+         launch_stream_if<1, 8, 24, 3, 4>(c, args, stream) ||
+         launch_stream_if<1, 16, 16, 2, 8>(c, args, stream) ||
+         launch_mma_if<512, 8, 4>(c, args, stream) || launch_mma_if<1024, 4, 4>(c, args, stream) ||
+         launch_mma_if<512, 4, 8>(c, args, stream) || launch_mma_if<256, 8, 4>(c, args, stream);
 }
 
 }  // namespace
@@ -184,14 +195,16 @@ int main(int argc, char** argv) {
   std::vector<Config> configs;
   for (const Config& c : kConfigs) {
     const std::string key = kind_letter(c.kind) + std::to_string(c.x) + "x" + std::to_string(c.y) +
-                            "x" + std::to_string(c.warps);
+                            "x" + std::to_string(c.warps) +
+                            (c.group > 1 ? "g" + std::to_string(c.group) : "");
     if (keep.empty() || (" " + keep + " ").find(" " + key + " ") != std::string::npos)
       configs.push_back(c);
   }
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
   for (const Config& c : configs)
-    std::printf(" %c%4dx%dx%du%d%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
-                c.whole_groups ? "w" : "");
+    std::printf(" %c%4dx%dx%du%d%s%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
+                c.whole_groups ? "w" : "",
+                c.group > 1 ? ("g" + std::to_string(c.group)).c_str() : "");
   std::printf("\n");
   // DECODE_WORKLOADS="8b-qkv 70b-qkv" keeps those workloads only (a profile of a few kernels).
   const std::string only = std::getenv("DECODE_WORKLOADS") ? std::getenv("DECODE_WORKLOADS") : "";

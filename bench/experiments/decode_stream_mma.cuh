@@ -40,8 +40,8 @@
 
 #include <cstdint>
 
-#include "bench/experiments/decode_stream.cuh"
 #include "kernels/gemm/cuda/decode_gemm.cuh"
+#include "kernels/gemm/cuda/decode_stream.cuh"
 
 namespace tileops::kernels::cuda {
 

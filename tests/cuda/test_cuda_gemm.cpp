@@ -394,12 +394,16 @@ TEST(CudaGemm, AStoredCutlassChoiceServesTheCallsItTakesAndOnlyThose) {
   std::remove((saved + ".before").c_str());
 }
 
-// The decode kernel's shapes (Note [Decode GEMM] in kernels/gemm/cuda/decode_gemm.cuh), each
-// pinned through the store as above, serve both dtypes with and without bias at every row count
-// of their classes (1, 5 and 16 rows: a's rows 8-15 present or not), with N not a multiple of the
-// wide shape's 16 columns and K past the last whole step (200) or past the last group of steps
-// loaded together (2056); call specs they do not take (a row-major b, K = 100, whose rows are not
-// 16-byte multiples, and M = 17) fall back to cuBLASLt's heuristic with the same choice stored.
+// The decode kernel's shapes (Note [Decode GEMM] in kernels/gemm/cuda/decode_gemm.cuh) and the
+// streamed decode kernel (Note [Streamed decode GEMM] in kernels/gemm/cuda/decode_stream.cuh),
+// each pinned through the store as above, serve both dtypes with and without bias at every row
+// count of their classes (the decode shapes 1, 5 and 16 rows: a's rows 8-15 present or not; the
+// streamed kernel one), with N not a multiple of the wide shape's 16 columns, fewer than the
+// multiprocessors (one column a block) and odd, and K past the last whole step (200), past the last
+// group of steps loaded together (2056) or cut into slices of a stage (8200, streamed); call
+// specs they do not take (a row-major b, K = 100, whose rows are not 16-byte multiples, M = 17,
+// and for the streamed kernel M > 1 and a row of a too long for its shared memory) fall back to
+// cuBLASLt's heuristic with the same choice stored.
 TEST(CudaGemm, AStoredDecodeChoiceServesTheCallsItTakesAndOnlyThose) {
   TILEOPS_REQUIRE_CUDA();
   const std::string dir = std::filesystem::temp_directory_path().string();
@@ -408,39 +412,47 @@ TEST(CudaGemm, AStoredDecodeChoiceServesTheCallsItTakesAndOnlyThose) {
   struct Case {
     DType dtype;
     bool b_column_major, with_bias;
-    std::int64_t m, k;
+    std::int64_t m, k, n;
     bool decode;
+    bool streamed;
   };
   std::vector<Case> cases;
   for (DType dtype : {DType::kBFloat16, DType::kFloat16})
     for (bool with_bias : {false, true})
       for (std::int64_t m : {1, 5, 16})
-        for (std::int64_t k : {200, 2056}) cases.push_back({dtype, true, with_bias, m, k, true});
-  cases.push_back({DType::kBFloat16, false, false, 1, 200, false});
-  cases.push_back({DType::kBFloat16, true, false, 1, 100, false});
-  cases.push_back({DType::kBFloat16, true, false, 17, 200, false});
+        for (std::int64_t k : {200, 2056, 8200})
+          cases.push_back({dtype, true, with_bias, m, k, 264, true, m == 1});
+  cases.push_back({DType::kBFloat16, true, false, 1, 2056, 100, true, true});
+  cases.push_back({DType::kBFloat16, true, true, 1, 2056, 4100, true, true});
+  cases.push_back({DType::kBFloat16, true, false, 1, 60000, 264, true, false});
+  cases.push_back({DType::kBFloat16, false, false, 1, 200, 264, false, false});
+  cases.push_back({DType::kBFloat16, true, false, 1, 100, 264, false, false});
+  cases.push_back({DType::kBFloat16, true, false, 17, 200, 264, false, false});
   for (const Case& c : cases) {  // each call spec tuned, so that the store has its line
     GemmFwdOp op;
     op.request_tune();
-    check_gemm(op, c.dtype, c.m, c.k, 264, false, c.b_column_major, c.with_bias);
+    check_gemm(op, c.dtype, c.m, c.k, c.n, false, c.b_column_major, c.with_bias);
   }
   tuning_store().save(saved + ".tuned");
 
-  for (kernels::cuda::DecodeGemmShape shape : kernels::cuda::kDecodeGemmShapes) {
-    const std::string name = kernels::cuda::decode_gemm_name(shape);
+  std::vector<std::pair<std::string, bool>> candidates;  // name, streamed
+  for (kernels::cuda::DecodeGemmShape shape : kernels::cuda::kDecodeGemmShapes)
+    candidates.emplace_back(kernels::cuda::decode_gemm_name(shape), false);
+  candidates.emplace_back(kernels::cuda::kStreamedDecodeGemmName, true);
+  for (const auto& [name, streamed] : candidates) {
     SCOPED_TRACE(name);
     tuning_store().clear();
     tuning_store().load(saved + ".tuned");
     pin_every_choice(saved, name + " 1.00");
     for (const Case& c : cases) {
       GemmFwdOp op;  // one entry, whose detail is the call's
-      check_gemm(op, c.dtype, c.m, c.k, 264, false, c.b_column_major, c.with_bias);
-      if (c.decode)
+      check_gemm(op, c.dtype, c.m, c.k, c.n, false, c.b_column_major, c.with_bias);
+      if (streamed ? c.streamed : c.decode)
         EXPECT_EQ(detail_of(op, "gemm"), name + " (tuned, from the tuning store)")
-            << "M " << c.m << ", K " << c.k;
+            << "M " << c.m << ", K " << c.k << ", N " << c.n;
       else
         EXPECT_THAT(detail_of(op, "gemm"), ::testing::HasSubstr("(heuristic)"))
-            << "M " << c.m << ", K " << c.k;
+            << "M " << c.m << ", K " << c.k << ", N " << c.n;
     }
   }
 

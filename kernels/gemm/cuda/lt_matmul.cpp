@@ -190,10 +190,11 @@ bool fits_int(std::int64_t value) { return value <= std::numeric_limits<int>::ma
 
 // The candidates that are not cuBLASLt algorithms, each stored and shown by its name: the classic
 // API (Note [The classic cuBLAS candidate]), the CUTLASS kernel (Note [CUTLASS GEMM candidate] in
-// gemm_cutlass.cuh) and the decode kernel's two shapes (Note [Decode GEMM] in decode_gemm.cuh).
-enum class Named { kNone, kClassic, kCutlass, kDecodeNarrow, kDecodeWide };
+// gemm_cutlass.cuh), the decode kernel's two shapes (Note [Decode GEMM] in decode_gemm.cuh) and
+// the streamed decode kernel (Note [Streamed decode GEMM] in decode_stream.cuh).
+enum class Named { kNone, kClassic, kCutlass, kDecodeNarrow, kDecodeWide, kStreamedDecode };
 constexpr Named kNamedCandidates[] = {Named::kClassic, Named::kCutlass, Named::kDecodeNarrow,
-                                      Named::kDecodeWide};
+                                      Named::kDecodeWide, Named::kStreamedDecode};
 
 DecodeGemmShape decode_shape(Named named) {
   return named == Named::kDecodeNarrow ? DecodeGemmShape::kNarrow : DecodeGemmShape::kWide;
@@ -208,6 +209,8 @@ const char* name_of(Named named) {
     case Named::kDecodeNarrow:
     case Named::kDecodeWide:
       return decode_gemm_name(decode_shape(named));
+    case Named::kStreamedDecode:
+      return kStreamedDecodeGemmName;
     case Named::kNone:
       break;
   }
@@ -413,6 +416,16 @@ struct LtMatmul::State {
     return d;
   }
 
+  // The streamed decode kernel's problem for `p`: the decode kernel's with one row, when its
+  // shared memory fits (decode_gemm_launch.hpp).
+  std::optional<DecodeGemmProblem> streamed_decode_problem(const LtProblem& p) const {
+    std::optional<DecodeGemmProblem> d = decode_problem(p);
+    if (!d || d->m != 1 ||
+        streamed_decode_shared_bytes(d->n, d->k, sm_count) > kStreamedDecodeMostShared)
+      return std::nullopt;
+    return d;
+  }
+
   // The workspace the named candidate needs for `p`, or nullopt when it does not take `p`.
   std::optional<std::size_t> named_workspace(Named named, const LtProblem& p) const {
     switch (named) {
@@ -425,6 +438,9 @@ struct LtMatmul::State {
       case Named::kDecodeNarrow:
       case Named::kDecodeWide:
         if (decode_problem(p)) return std::size_t{0};
+        break;
+      case Named::kStreamedDecode:
+        if (streamed_decode_problem(p)) return std::size_t{0};
         break;
       case Named::kNone:
         break;
@@ -444,6 +460,9 @@ struct LtMatmul::State {
       case Named::kDecodeNarrow:
       case Named::kDecodeWide:
         launch_decode_gemm(call.dtype, decode_shape(named), *decode_problem(p), stream);
+        return CUBLAS_STATUS_SUCCESS;
+      case Named::kStreamedDecode:
+        launch_streamed_decode_gemm(call.dtype, *streamed_decode_problem(p), sm_count, stream);
         return CUBLAS_STATUS_SUCCESS;
       case Named::kNone:
         break;

@@ -1,7 +1,7 @@
-// An experiment, not part of the library: the streamed decode GEMM, GemmFwdOp's products of one
-// to a few rows with a column-major weight, the weight copied into shared memory by the copy engine
-// in one even, contiguous share a multiprocessor. Framework-free (plain pointers and sizes), like
-// kernels/gemm/cuda/decode_gemm.cuh, beside which bench/experiments/decode_gemm.cu sweeps it.
+// The streamed decode GEMM: GemmFwdOp's products of one row with a column-major weight, the weight
+// copied into shared memory by the copy engine in one even, contiguous share a multiprocessor.
+// Framework-free (plain pointers and sizes), like decode_gemm.cuh; decode_stream.cu instantiates
+// the candidate (decode_gemm_launch.hpp), and bench/experiments/decode_gemm.cu sweeps its shapes.
 // Results: bench/results/2026-12-04-h200-streamed-decode-gemm.md.
 //
 // Note [Streamed decode GEMM]
@@ -25,6 +25,11 @@
 //     shared memory; the block writes its sums at the end.
 //   - Launched as a dependent kernel; before the wait each warp asks L2 for its first items'
 //     bytes (Note [Prefetch before the wait] in kernels/common/cuda/dependent_launch.cuh).
+//   - kGroup > 1: groups of kGroup warps own the stages instead of single warps, the group's
+//     lanes splitting each column's vectors (lane l of member w takes vectors 32 w + l,
+//     32 w + l + 32 kGroup, ...), and a named barrier of the group before a stage's refill: more
+//     warps a multiprocessor for the same stages (an ncu profile of the one-warp version found 2
+//     warps a scheduler and no eligible warp 65% of cycles).
 // Requirements: M <= kRows, 16-bit types, b column-major with K and ldb multiples of 8, b and a
 // 16-byte aligned, lda a multiple of 8; N < 2^31; the stages, a (kSharedA) and the sums within the
 // 227 KB of shared memory a block may have.
@@ -127,28 +132,35 @@ __host__ __device__ constexpr std::int64_t shared_bytes(int stages, std::int64_t
 // kRows: a's rows the kernel is built for (p.m <= kRows; 0: no product, the copies alone, for the
 // experiment); kStageBytes: bytes of one stage; kWarps: warps a block, each with `depth` stages of
 // its own; kUnroll: vectors a lane loads before it multiplies; kSharedA: a's rows copied into
-// shared memory once (else read through L1).
-template <class T, int kRows, int kStageBytes, int kWarps, int kUnroll = 4, bool kSharedA = false>
+// shared memory once (else read through L1); kGroup: warps that share their stages (a divisor
+// of kWarps; kWarps / kGroup groups, each with `depth` stages).
+template <class T, int kRows, int kStageBytes, int kWarps, int kUnroll = 4, bool kSharedA = false,
+          int kGroup = 1>
 __global__ void __launch_bounds__(32 * kWarps)
     decode_stream_kernel(const DecodeGemmProblem p, int depth) {
   using namespace decode_stream;
+  static_assert(kWarps % kGroup == 0 && kWarps / kGroup < 16, "groups: named barriers 1..15");
   constexpr int kThreads = 32 * kWarps;
+  constexpr int kGroups = kWarps / kGroup;
+  constexpr int kGroupLanes = 32 * kGroup;
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr std::int64_t kStageK = kStageBytes / 2;
   const Share share = share_of(p.n, p.k, kStageK, blockIdx.x, gridDim.x);
   const std::int64_t columns = share.end - share.first;
-  const int stages = kWarps * depth;
+  const int stages = kGroups * depth;
   const std::int64_t a_bytes = kSharedA ? kRows * p.k * 2 : 0;
   T* a_shared = reinterpret_cast<T*>(smem + std::int64_t{stages} * kStageBytes);
   auto* full = reinterpret_cast<StageBarrier*>(smem + std::int64_t{stages} * kStageBytes + a_bytes);
   StageBarrier& a_landed = full[stages];
   auto* sums = reinterpret_cast<float*>(full + stages + 1);  // [kRows][columns]
-  const int t = static_cast<int>(threadIdx.x), warp = t / 32, lane = t % 32;
+  const int t = static_cast<int>(threadIdx.x), lane = t % 32;
+  const int group = t / kGroupLanes, group_lane = t % kGroupLanes;
+  const bool issuer = group_lane == 0;  // starts its group's copies
   const T* b = static_cast<const T*>(p.b);
-  // Warp w takes the items w, w + kWarps, ...; its n-th item goes to its stage n % depth.
-  const auto stage_of = [&](std::int64_t n) { return warp * depth + static_cast<int>(n % depth); };
-  const auto start = [&](std::int64_t n) {  // lane 0: the copies of the warp's n-th item
-    const std::int64_t i = warp + n * kWarps;
+  // Group g takes the items g, g + kGroups, ...; its n-th item goes to its stage n % depth.
+  const auto stage_of = [&](std::int64_t n) { return group * depth + static_cast<int>(n % depth); };
+  const auto start = [&](std::int64_t n) {  // the issuer: the copies of the group's n-th item
+    const std::int64_t i = group + n * kGroups;
     if (i >= share.items) return;
     const Item it = item_of(share, i, p.k);
     const int s = stage_of(n);
@@ -160,11 +172,11 @@ __global__ void __launch_bounds__(32 * kWarps)
   };
 
   if (kSharedA && t == 0) barrier_init(a_landed, 1);
-  if (lane == 0) {
-    for (int j = 0; j < depth; ++j) barrier_init(full[warp * depth + j], 1);
+  if (issuer) {
+    for (int j = 0; j < depth; ++j) barrier_init(full[group * depth + j], 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     for (int j = 0; j < depth; ++j) {
-      const std::int64_t i = warp + std::int64_t{j} * kWarps;
+      const std::int64_t i = group + std::int64_t{j} * kGroups;
       if (i >= share.items) break;
       const Item it = item_of(share, i, p.k);
       for (std::int64_t c = 0; c < it.columns; ++c)
@@ -180,12 +192,12 @@ __global__ void __launch_bounds__(32 * kWarps)
       stage_copy(a_shared + r * p.k, static_cast<const T*>(p.a) + r * p.lda,
                  static_cast<unsigned>(p.k * 2), a_landed);
   }
-  if (lane == 0)
+  if (issuer)
     for (int j = 0; j < depth; ++j) start(j);
   if constexpr (kSharedA) stage_barrier_wait(a_landed, 0);
 
-  for (std::int64_t n = 0; warp + n * kWarps < share.items; ++n) {
-    const std::int64_t i = warp + n * kWarps;
+  for (std::int64_t n = 0; group + n * kGroups < share.items; ++n) {
+    const std::int64_t i = group + n * kGroups;
     const int s = stage_of(n);
     stage_barrier_wait(full[s], static_cast<unsigned>((n / depth) & 1));
     const Item it = item_of(share, i, p.k);
@@ -206,11 +218,11 @@ __global__ void __launch_bounds__(32 * kWarps)
       // One sum per vector in flight and row: kUnroll independent chains of 8 products, not one
       // chain of 8 kUnroll.
       float sums_u[kUnroll][kRows > 0 ? kRows : 1] = {};
-      for (std::int64_t v0 = lane; v0 < vectors; v0 += 32 * kUnroll) {
+      for (std::int64_t v0 = group_lane; v0 < vectors; v0 += kGroupLanes * kUnroll) {
         uint4 w[kUnroll], x[kUnroll][kRows > 0 ? kRows : 1];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) {
-          const std::int64_t v = v0 + 32 * u;
+          const std::int64_t v = v0 + kGroupLanes * u;
           const bool in = v < vectors;
           w[u] = in ? column[v] : make_uint4(0, 0, 0, 0);
 #pragma unroll
@@ -234,8 +246,13 @@ __global__ void __launch_bounds__(32 * kWarps)
           atomicAdd(&sums[r * columns + it.column - share.first + c], total);
       }
     }
-    __syncwarp();
-    if (lane == 0) {
+    if constexpr (kGroup > 1) {
+      // Every member's reads of the stage before its refill: named barrier 1 + group.
+      asm volatile("bar.sync %0, %1;" ::"r"(1 + group), "r"(kGroupLanes) : "memory");
+    } else {
+      __syncwarp();
+    }
+    if (issuer) {
       // The stage's reads (generic proxy) before the next copy into it (async proxy).
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       start(n + depth);
