@@ -5,7 +5,11 @@
 // Note [ALiBi kernel]
 // Threads are columns (x) by rows (y) of the [H S, S] matrix of rows; a block walks its rows in a
 // grid-stride loop over a grid of the blocks the device holds at once (an occupancy query when
-// the entry is built), so no block waits for a second wave. A thread divides once, for its first
+// the entry is built), so no block waits for a second wave. x covers a row four vectors (or
+// elements) to a thread (kColumnsPerThread in alibi_launch.cu): with one vector a thread in each
+// row, the rows of 2048 columns reached only 71-72% of the H200's 4.25 TB/s where rows of 4096 (two
+// a thread) reached 99%; with four both reach 99-104%
+// (bench/results/2026-12-04-h200-alibi-columns-per-thread.md). A thread divides once, for its first
 // row's (h, i), and then advances them by the grid's step; the columns need no division. The
 // slope is recomputed only when a thread's head changes (consecutive rows of a thread mostly share
 // one), in double as the CPU kernel computes it, so that both round the same exact value to

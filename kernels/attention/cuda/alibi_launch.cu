@@ -15,15 +15,18 @@ namespace tileops::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+// Columns a thread writes in each of its rows (Note [ALiBi kernel]).
+constexpr std::int64_t kColumnsPerThread = 4;
 
 template <class T, bool kVector>
 void launch(const AlibiParams& p, int max_blocks, cudaStream_t stream) {
   // Columns per row: vectors on the vector path, elements on the general one; x the power of two
-  // that covers them, at most a block.
+  // that covers them kColumnsPerThread to a thread, at most a block.
   const std::int64_t per_row =
       kVector ? (p.seq_len + Vec<T>::kSize - 1) / Vec<T>::kSize : p.seq_len;
+  const std::int64_t per_thread = (per_row + kColumnsPerThread - 1) / kColumnsPerThread;
   const int x = static_cast<int>(std::min<std::uint64_t>(
-      std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(per_row, 1))), kThreads));
+      std::bit_ceil(static_cast<std::uint64_t>(std::max<std::int64_t>(per_thread, 1))), kThreads));
   const int y = kThreads / x;
   const std::int64_t rows = p.heads * p.seq_len;
   const std::int64_t blocks = std::clamp<std::int64_t>((rows + y - 1) / y, 1, max_blocks);
