@@ -51,9 +51,9 @@ inline constexpr const char* kStreamedDecodeGemmName = "streamed decode gemm 16 
 inline constexpr std::int64_t kStreamedDecodeMostShared = 227 * 1024;
 std::int64_t streamed_decode_shared_bytes(std::int64_t n, std::int64_t k, int sm_count);
 
-// Enqueues the streamed product on `stream` for float16 or bfloat16, one block a multiprocessor
-// (at most N). Throws CudaError when the launch fails.
-void launch_streamed_decode_gemm(DType dtype, const DecodeGemmProblem& p, int sm_count,
+// Enqueues the streamed product on `stream` (of device `device`, current) for float16 or
+// bfloat16, one block a multiprocessor (at most N). Throws CudaError when the launch fails.
+void launch_streamed_decode_gemm(DType dtype, const DecodeGemmProblem& p, int device, int sm_count,
                                  void* stream);
 
 }  // namespace tileops::kernels::cuda

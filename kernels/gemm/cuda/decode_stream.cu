@@ -1,7 +1,7 @@
 // The streamed decode GEMM candidate (decode_gemm_launch.hpp; Note [Streamed decode GEMM] in
 // decode_stream.cuh).
 #include <algorithm>
-#include <mutex>
+#include <atomic>
 
 #include "cuda/check.hpp"
 #include "cuda/dependent_launch.hpp"
@@ -23,22 +23,21 @@ std::int64_t blocks_for(std::int64_t n, int sm_count) {
   return std::min<std::int64_t>(std::max(sm_count, 1), n);
 }
 
-// A kernel may use more than 48 KB of dynamic shared memory only once allowed, per device.
+// A kernel may use more than 48 KB of dynamic shared memory only once allowed: once per device
+// (as the CUTLASS candidate does, gemm_cutlass.cuh), every call past the 64th device.
 template <class T>
-void allow_most_shared() {
-  constexpr int kDevices = 64;
-  static std::once_flag allowed[kDevices];
-  int device = 0;
-  TILEOPS_CUDA_CHECK(cudaGetDevice(&device));
-  std::call_once(allowed[device % kDevices], [] {
-    TILEOPS_CUDA_CHECK(cudaFuncSetAttribute(kKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(kStreamedDecodeMostShared)));
-  });
+void allow_most_shared(int device) {
+  static std::atomic<bool> allowed[64];
+  const bool tracked = device >= 0 && device < 64;
+  if (tracked && allowed[device].load(std::memory_order_acquire)) return;
+  TILEOPS_CUDA_CHECK(cudaFuncSetAttribute(kKernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(kStreamedDecodeMostShared)));
+  if (tracked) allowed[device].store(true, std::memory_order_release);
 }
 
 template <class T>
-void launch(const DecodeGemmProblem& p, int sm_count, cudaStream_t stream) {
-  allow_most_shared<T>();
+void launch(const DecodeGemmProblem& p, int device, int sm_count, cudaStream_t stream) {
+  allow_most_shared<T>(device);
   const std::int64_t blocks = blocks_for(p.n, sm_count);
   DecodeGemmProblem params = p;
   int depth = kDepth;
@@ -57,13 +56,13 @@ std::int64_t streamed_decode_shared_bytes(std::int64_t n, std::int64_t k, int sm
                                      (n + blocks - 1) / blocks);
 }
 
-void launch_streamed_decode_gemm(DType dtype, const DecodeGemmProblem& p, int sm_count,
+void launch_streamed_decode_gemm(DType dtype, const DecodeGemmProblem& p, int device, int sm_count,
                                  void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   if (dtype == DType::kFloat16)
-    launch<__half>(p, sm_count, s);
+    launch<__half>(p, device, sm_count, s);
   else
-    launch<__nv_bfloat16>(p, sm_count, s);
+    launch<__nv_bfloat16>(p, device, sm_count, s);
 }
 
 }  // namespace tileops::kernels::cuda

@@ -462,7 +462,8 @@ struct LtMatmul::State {
         launch_decode_gemm(call.dtype, decode_shape(named), *decode_problem(p), stream);
         return CUBLAS_STATUS_SUCCESS;
       case Named::kStreamedDecode:
-        launch_streamed_decode_gemm(call.dtype, *streamed_decode_problem(p), sm_count, stream);
+        launch_streamed_decode_gemm(call.dtype, *streamed_decode_problem(p), device_index, sm_count,
+                                    stream);
         return CUBLAS_STATUS_SUCCESS;
       case Named::kNone:
         break;
