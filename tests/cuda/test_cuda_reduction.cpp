@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -448,23 +450,29 @@ TEST(CudaReduction, EmptyInputs) {
 
 TEST(CudaReduction, AmaxPropagatesNaN) {
   TILEOPS_REQUIRE_CUDA();
+  // One NaN near the end of the data (late in a row, column and chunk; an odd element, the second
+  // of a pair), and one at element 2 (the first of a pair in the first vector). NaN outputs: the
+  // two rows, the two columns, the one total.
+  struct Case {
+    Reduction r;
+    int nan_outputs;
+  };
   for (DType dtype : kFloatDTypes)
-    for (const Reduction& r :
-         {Reduction{{6, 5000}, Shape{-1}}, Reduction{{600, 16}, Shape{0}},
-          Reduction{{9000}, std::nullopt}, Reduction{{300, 4096}, Shape{-1}}}) {
+    for (const Case& c : {Case{{{6, 5000}, Shape{-1}}, 2}, Case{{{600, 16}, Shape{0}}, 2},
+                          Case{{{9000}, std::nullopt}, 1}, Case{{{300, 4096}, Shape{-1}}, 2}}) {
+      const Reduction& r = c.r;
       SCOPED_TRACE(fmt::format("{} {}", dtype_name(dtype), r.shape.str()));
       Tensor host = random_host(r.shape, dtype, next_seed());
       Tensor nan = Tensor::empty({1}, dtype);
       store_from_double(dtype, std::numeric_limits<double>::quiet_NaN(), nan.data_ptr());
-      // One NaN near the end of the data: late in a row, column and chunk.
-      std::memcpy(
-          static_cast<unsigned char*>(host.data_ptr()) + (host.numel() - 17) * host.itemsize(),
-          nan.data_ptr(), host.itemsize());
+      for (std::int64_t at : {host.numel() - 17, std::int64_t{2}})
+        std::memcpy(static_cast<unsigned char*>(host.data_ptr()) + at * host.itemsize(),
+                    nan.data_ptr(), host.itemsize());
       AmaxFwdOp op(r.dim, r.keepdim);
       const Tensor y = op(host.to(gpu(), dtype));
       int nans = 0;
       for (double v : host_values(y).values) nans += std::isnan(v) ? 1 : 0;
-      EXPECT_EQ(nans, 1);
+      EXPECT_EQ(nans, c.nan_outputs);
       run_and_check(op, {host.to(gpu(), dtype)});
     }
 }

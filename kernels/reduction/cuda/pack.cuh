@@ -9,6 +9,7 @@ namespace tileops::kernels::cuda::reduction {
 
 template <class T, int kN>
 struct Pack {
+  static constexpr int kSize = kN;
   static constexpr bool kVector = kN == Vec<T>::kSize && kN > 1;
   T v[kN];
 

@@ -40,6 +40,7 @@ namespace tileops::kernels::cuda::reduction {
 template <class T>
 struct SumPolicy {
   using M = SumMonoid;
+  static constexpr bool kPairwise = false;  // Note [Pairwise maximum]
   __device__ static float load(T v) { return to_float(v); }
   __device__ static T finish(float total, std::int64_t) { return from_float<T>(total); }
 };
@@ -52,11 +53,43 @@ struct MeanPolicy : SumPolicy<T> {
   }
 };
 
+// Note [Pairwise maximum]
+// The maximum of float16 is taken in float16, two elements an instruction (__hmax2_nan: exact, and
+// NaN-propagating as torch.amax is), across a thread's loaded vectors and then within the one
+// left, and converted to float32 once. Converting each element first, as sum must to accumulate
+// in float32, costs a conversion an element, and float16's conversion (unlike bfloat16's, a
+// shift) issues at a fraction of the rate of the arithmetic around it: at fp8-per-token [2048,
+// 4096] on the H200 the held-rows kernel took 6.42 us for float16 against 5.62 for bfloat16, and
+// 5.39 pairwise. bfloat16 keeps the element-wise path: pairwise, it gained there (5.62 -> 5.39 us)
+// and lost at [2048, 14336] (15.39 -> 16.05 us), in the same call, repeated
+// (bench/results/2026-12-04-h200-rope-amax.md).
 template <class T>
 struct AmaxPolicy {
   static constexpr bool kInteger = std::is_integral_v<T>;
+  static constexpr bool kPairwise = std::is_same_v<T, __half>;
   using M = MaxMonoid<std::conditional_t<kInteger, T, float>>;
   using Acc = typename M::Acc;
+  using Pair = __half2;
+  // Element-wise maximum of two packs (kPairwise types).
+  template <int kN>
+  __device__ static Pack<T, kN> max_pack(const Pack<T, kN>& a, const Pack<T, kN>& b) {
+    Pack<T, kN> r;
+#pragma unroll
+    for (int e = 0; e < kN; e += 2) {
+      const Pair m = __hmax2_nan(Pair(a.v[e], a.v[e + 1]), Pair(b.v[e], b.v[e + 1]));
+      r.v[e] = m.x;
+      r.v[e + 1] = m.y;
+    }
+    return r;
+  }
+  // The maximum of a pack's elements (kPairwise types; kN even).
+  template <int kN>
+  __device__ static Acc pack_max(const Pack<T, kN>& a) {
+    Pair m(a.v[0], a.v[1]);
+#pragma unroll
+    for (int e = 2; e < kN; e += 2) m = __hmax2_nan(m, Pair(a.v[e], a.v[e + 1]));
+    return M::combine(to_float(m.x), to_float(m.y));
+  }
   __device__ static Acc load(T v) {
     if constexpr (kInteger) {
       return v;
@@ -103,6 +136,33 @@ __device__ __forceinline__ std::int64_t offset_of(std::int64_t flat, const AxisG
   return offset;
 }
 
+// `acc` combined with the elements of the packs v[u] that `loaded(u)` says were loaded: element by
+// element, or for kPairwise policies pack by pack in T first (Note [Pairwise maximum]).
+template <class Pol, class P, int kCount, class Loaded>
+__device__ __forceinline__ typename Pol::M::Acc fold_packs(typename Pol::M::Acc acc,
+                                                           const P (&v)[kCount], Loaded loaded) {
+  using M = typename Pol::M;
+  if constexpr (Pol::kPairwise && P::kVector) {
+    P m = v[0];
+    bool any = false;
+#pragma unroll
+    for (int u = 0; u < kCount; ++u) {
+      if (!loaded(u)) continue;
+      m = any ? Pol::max_pack(m, v[u]) : v[u];
+      any = true;
+    }
+    if (any) acc = M::combine(acc, Pol::pack_max(m));
+  } else {
+#pragma unroll
+    for (int u = 0; u < kCount; ++u) {
+      if (!loaded(u)) continue;
+#pragma unroll
+      for (int e = 0; e < P::kSize; ++e) acc = M::combine(acc, Pol::load(v[u].v[e]));
+    }
+  }
+  return acc;
+}
+
 // ---- Rows: a logical warp of kLanes lanes per (output, chunk), or a block (kLanes == 0). ----
 template <class Pol, class T, int kN, int kLanes>
 __global__ void __launch_bounds__(256) reduce_rows_kernel(ReduceParams p) {
@@ -130,12 +190,7 @@ __global__ void __launch_bounds__(256) reduce_rows_kernel(ReduceParams p) {
 #pragma unroll
           for (int u = 0; u < kReduceUnroll; ++u)
             if (i + u * step < end) v[u] = P::load_once(run + i + u * step);
-#pragma unroll
-          for (int u = 0; u < kReduceUnroll; ++u) {
-            if (i + u * step >= end) continue;
-#pragma unroll
-            for (int e = 0; e < kN; ++e) acc = M::combine(acc, Pol::load(v[u].v[e]));
-          }
+          acc = fold_packs<Pol>(acc, v, [&](int u) { return i + u * step < end; });
         }
       }
     }
@@ -268,13 +323,7 @@ __global__ void __launch_bounds__(kHeldMaxThreads)
 #pragma unroll
   for (int j = 0; j < kHeldVectors; ++j)
     if (t + j * threads < n_vec) v[j] = P::load_once(row + (t + j * threads) * kN);
-  Acc acc = M::identity();
-#pragma unroll
-  for (int j = 0; j < kHeldVectors; ++j) {
-    if (t + j * threads >= n_vec) continue;
-#pragma unroll
-    for (int e = 0; e < kN; ++e) acc = M::combine(acc, Pol::load(v[j].v[e]));
-  }
+  Acc acc = fold_packs<Pol>(M::identity(), v, [&](int j) { return t + j * threads < n_vec; });
   const int warp = t / 32;
   const int lane = t % 32;
   acc = warp_all<M, 32>(acc);

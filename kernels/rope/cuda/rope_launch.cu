@@ -20,16 +20,18 @@ constexpr std::int64_t kNarrowIndexChunks = std::int64_t{1} << 31;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
-template <class Path, class T, class I>
-void launch(const RopeParams& p, cudaStream_t stream) {
-  const std::int64_t work = p.tokens * (p.q_heads + p.k_heads) * p.chunks;
+// kGroup: chunks a thread rotates (Note [RoPE kernels]).
+template <class Path, class T, class I, int kGroup = 1>
+void launch(RopeParams p, cudaStream_t stream) {
+  p.groups = ceil_div(p.chunks, kGroup);
+  const std::int64_t work = p.tokens * (p.q_heads + p.k_heads) * p.groups;
   const auto blocks = static_cast<unsigned>(std::min(ceil_div(work, kRopeThreads), kMaxBlocks));
   // Launched to overlap the previous kernel (Note [Dependent launch]).
-  if (work < kNarrowIndexChunks) {
-    tileops::cuda::launch_dependent(&rope_kernel<Path, T, I, std::uint32_t>, dim3(blocks),
+  if (p.tokens * (p.q_heads + p.k_heads) * p.chunks < kNarrowIndexChunks) {
+    tileops::cuda::launch_dependent(&rope_kernel<Path, T, I, std::uint32_t, kGroup>, dim3(blocks),
                                     dim3(kRopeThreads), 0, stream, p);
   } else {
-    tileops::cuda::launch_dependent(&rope_kernel<Path, T, I, std::uint64_t>, dim3(blocks),
+    tileops::cuda::launch_dependent(&rope_kernel<Path, T, I, std::uint64_t, kGroup>, dim3(blocks),
                                     dim3(kRopeThreads), 0, stream, p);
   }
 }
@@ -40,7 +42,7 @@ void launch(RopePath path, bool is_neox, const RopeParams& p, cudaStream_t strea
     case RopePath::kNeoxVector:
       return launch<NeoxVector<T>, T, I>(p, stream);
     case RopePath::kInterleavedVector:
-      return launch<InterleavedVector<T>, T, I>(p, stream);
+      return launch<InterleavedVector<T>, T, I, kRopeInterleavedGroup>(p, stream);
     case RopePath::kGeneral:
       if (is_neox) return launch<GeneralPair<T, true>, T, I>(p, stream);
       return launch<GeneralPair<T, false>, T, I>(p, stream);
