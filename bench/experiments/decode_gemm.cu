@@ -59,19 +59,23 @@ struct Config {
   int x, y, warps = 8, unroll = 4;
   bool whole_groups = false;  // mma: each block whole 8-column groups (no split K)
   int group = 1;              // streamed: warps sharing their stages (y stages a group)
+  bool register_a = false;    // streamed, one row, K within a stage: a held in registers (r)
 };
 // The tensor-core streamed shapes (kMma) lost to every other kernel at every row count, and more
 // or smaller stages or 12 warps slowed the CUDA-core streamed kernel
 // (bench/results/2026-12-04-h200-streamed-decode-gemm.md, "Tensor cores", "Stages and warps");
 // launch_mma_if and the other launch_stream_if instances still serve them when listed here. This
 // sweep asks whether more warps reading the same stages (groups of 2 or 3 warps, g) help.
+// This sweep asks whether a lane holding its vectors of a's one row as float32 in registers
+// (K within a stage: the same vectors in every column) shortens the product (r); it did, in pairs
+// (bench/results/2026-12-04-h200-decode-a-in-registers.md, which also has the variants removed
+// since: the stage released before the product, three stages, one stage).
 constexpr Config kConfigs[] = {{Kind::kDecode, 1, 4},
                                {Kind::kDecode, 2, 2},
-                               {Kind::kStreamed, 8, 2, 8, 8},
-                               {Kind::kStreamed, 8, 2, 16, 8, false, 2},
                                {Kind::kStreamed, 8, 2, 16, 4, false, 2},
-                               {Kind::kStreamed, 8, 2, 24, 4, false, 3},
-                               {Kind::kStreamed, 16, 1, 16, 8, false, 2},
+                               {Kind::kStreamed, 8, 2, 16, 4, false, 2, true},
+                               {Kind::kStreamed, 8, 2, 8, 4, false, 1, true},
+                               {Kind::kStreamed, 8, 2, 16, 4, false, 4, true},
                                {Kind::kIdle, 8, 2, 8}};
 
 char kind_letter(Kind kind) {
@@ -111,17 +115,19 @@ bool launch_decode_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream)
 }
 
 // The streamed kernel of kRows rows (0: idle), or false where it does not serve the call.
-template <int kRows, int kStageKb = 8, int kWarps = 8, int kGroup = 1, int kUnroll = 0>
+template <int kRows, int kStageKb = 8, int kWarps = 8, int kGroup = 1, int kUnroll = 0,
+          bool kRegisterA = false>
 bool launch_stream_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
   constexpr int kVectors = kUnroll > 0 ? kUnroll : kRows == 0 ? 4 : 8;
-  constexpr bool kSharedA = kRows > 0;
+  constexpr bool kSharedA = kRows > 0 && !kRegisterA;
+  constexpr int kStageBytes = kStageKb * 1024;
   if (c.kind != (kRows == 0 ? Kind::kIdle : Kind::kStreamed) || c.x != kStageKb ||
       c.warps != kWarps || c.group != kGroup || (kUnroll > 0 && c.unroll != kUnroll) ||
+      c.register_a != kRegisterA || (kRegisterA && p.k > kStageBytes / 2) ||
       (kRows > 0 && (p.m > kRows || (kRows > 1 && p.m == 1))))
     return false;
-  constexpr int kStageBytes = kStageKb * 1024;
-  const auto kernel =
-      decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kVectors, kSharedA, kGroup>;
+  const auto kernel = decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kVectors,
+                                           kSharedA, kGroup, kRegisterA>;
   const std::int64_t blocks = std::min<std::int64_t>(sm_count(), p.n);
   const std::int64_t smem = decode_stream::shared_bytes(c.y * (kWarps / kGroup), kStageBytes,
                                                         kSharedA ? kRows * p.k * 2 : 0, kRows,
@@ -173,6 +179,9 @@ bool launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream)
          launch_stream_if<4, 8, 16, 2, 8>(c, args, stream) ||
          launch_stream_if<1, 8, 24, 3, 4>(c, args, stream) ||
          launch_stream_if<1, 16, 16, 2, 8>(c, args, stream) ||
+         launch_stream_if<1, 8, 16, 2, 4, true>(c, args, stream) ||
+         launch_stream_if<1, 8, 8, 1, 4, true>(c, args, stream) ||
+         launch_stream_if<1, 8, 16, 4, 4, true>(c, args, stream) ||
          launch_mma_if<512, 8, 4>(c, args, stream) || launch_mma_if<1024, 4, 4>(c, args, stream) ||
          launch_mma_if<512, 4, 8>(c, args, stream) || launch_mma_if<256, 8, 4>(c, args, stream);
 }
@@ -196,15 +205,17 @@ int main(int argc, char** argv) {
   for (const Config& c : kConfigs) {
     const std::string key = kind_letter(c.kind) + std::to_string(c.x) + "x" + std::to_string(c.y) +
                             "x" + std::to_string(c.warps) +
-                            (c.group > 1 ? "g" + std::to_string(c.group) : "");
+                            (c.group > 1 ? "g" + std::to_string(c.group) : "") +
+                            (c.register_a ? "r" : "");
     if (keep.empty() || (" " + keep + " ").find(" " + key + " ") != std::string::npos)
       configs.push_back(c);
   }
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
   for (const Config& c : configs)
-    std::printf(" %c%4dx%dx%du%d%s%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
+    std::printf(" %c%4dx%dx%du%d%s%s%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
                 c.whole_groups ? "w" : "",
-                c.group > 1 ? ("g" + std::to_string(c.group)).c_str() : "");
+                c.group > 1 ? ("g" + std::to_string(c.group)).c_str() : "",
+                c.register_a ? "r" : "");
   std::printf("\n");
   // DECODE_WORKLOADS="8b-qkv 70b-qkv" keeps those workloads only (a profile of a few kernels).
   const std::string only = std::getenv("DECODE_WORKLOADS") ? std::getenv("DECODE_WORKLOADS") : "";

@@ -400,7 +400,9 @@ TEST(CudaGemm, AStoredCutlassChoiceServesTheCallsItTakesAndOnlyThose) {
 // count of their classes (the decode shapes 1, 5 and 16 rows: a's rows 8-15 present or not; the
 // streamed kernel one), with N not a multiple of the wide shape's 16 columns, fewer than the
 // multiprocessors (one column a block) and odd, and K past the last whole step (200), past the last
-// group of steps loaded together (2056) or cut into slices of a stage (8200, streamed); call
+// group of steps loaded together (2056) or cut into slices of a stage (8200, streamed); for the
+// streamed kernel also K = 4096, a stage's whole column (a's row held in registers up to it), and
+// 4104, just past it (a's row in shared memory, each column two slices); call
 // specs they do not take (a row-major b, K = 100, whose rows are not 16-byte multiples, M = 17,
 // and for the streamed kernel M > 1 and a row of a too long for its shared memory) fall back to
 // cuBLASLt's heuristic with the same choice stored.
@@ -422,6 +424,9 @@ TEST(CudaGemm, AStoredDecodeChoiceServesTheCallsItTakesAndOnlyThose) {
       for (std::int64_t m : {1, 5, 16})
         for (std::int64_t k : {200, 2056, 8200})
           cases.push_back({dtype, true, with_bias, m, k, 264, true, m == 1});
+  cases.push_back({DType::kBFloat16, true, false, 1, 4096, 264, true, true});
+  cases.push_back({DType::kFloat16, true, true, 1, 4096, 264, true, true});
+  cases.push_back({DType::kFloat16, true, false, 1, 4104, 264, true, true});
   cases.push_back({DType::kBFloat16, true, false, 1, 2056, 100, true, true});
   cases.push_back({DType::kBFloat16, true, true, 1, 2056, 4100, true, true});
   cases.push_back({DType::kBFloat16, true, false, 1, 60000, 264, true, false});

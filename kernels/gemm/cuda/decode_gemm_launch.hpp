@@ -46,7 +46,8 @@ void launch_decode_gemm(DType dtype, DecodeGemmShape shape, const DecodeGemmProb
 // The streamed decode kernel (Note [Streamed decode GEMM] in decode_stream.cuh) for one row, a
 // candidate of its own: 16 warps a block in pairs, each pair with two 8 KB stages. It takes what
 // the decode kernel takes with M = 1, where its shared memory (streamed_decode_shared_bytes: the
-// stages, a's row and the block's column sums) is within kStreamedDecodeMostShared.
+// stages, a's row where K is past a stage and the block's column sums) is within
+// kStreamedDecodeMostShared.
 inline constexpr const char* kStreamedDecodeGemmName = "streamed decode gemm 16 warps";
 inline constexpr std::int64_t kStreamedDecodeMostShared = 227 * 1024;
 std::int64_t streamed_decode_shared_bytes(std::int64_t n, std::int64_t k, int sm_count);

@@ -30,6 +30,14 @@
 //     32 w + l + 32 kGroup, ...), and a named barrier of the group before a stage's refill: more
 //     warps a multiprocessor for the same stages (an ncu profile of the one-warp version found 2
 //     warps a scheduler and no eligible warp 65% of cycles).
+//   - kRegisterA (one row, K within a stage, so that an item is whole columns): lane l of a group
+//     meets the same vectors of a, l + j 32 kGroup, in every column, so it converts them to
+//     float32 once into registers (64 floats at 8 KB stages in pairs) and a column's product is a
+//     shared load and 16 instructions a vector instead of 26. On the H200 at one row
+//     (bench/results/2026-12-04-h200-decode-a-in-registers.md): 8B qkv 15.07 -> 14.36 us, o
+//     11.8 -> 10.6, gate/up 54.6 -> 54.2. Releasing the stage as soon as its column is in
+//     registers, before the product, made them slower (17.3-17.5 us at qkv), and so did a third
+//     stage or single warps.
 // Requirements: M <= kRows, 16-bit types, b column-major with K and ldb multiples of 8, b and a
 // 16-byte aligned, lda a multiple of 8; N < 2^31; the stages, a (kSharedA) and the sums within the
 // 227 KB of shared memory a block may have.
@@ -119,6 +127,24 @@ __device__ __forceinline__ float dot8(const uint4& w, const uint4& a, float sum)
   return sum;
 }
 
+// The 8 products of a 16-byte vector of weights and 8 floats of a, added to `sum` in float32.
+template <class T>
+__device__ __forceinline__ float dot8(const uint4& w, const float (&a)[8], float sum) {
+  const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    float2 wf;
+    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+      wf = make_float2(__uint_as_float(ws[i] << 16), __uint_as_float(ws[i] & 0xffff0000u));
+    } else {
+      wf = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
+    }
+    sum = fmaf(wf.x, a[2 * i], sum);
+    sum = fmaf(wf.y, a[2 * i + 1], sum);
+  }
+  return sum;
+}
+
 // Dynamic shared memory of a launch: the stages, then a's rows when staged (a_bytes), then the
 // barriers (one a stage and a's), then the column sums.
 __host__ __device__ constexpr std::int64_t shared_bytes(int stages, std::int64_t stage_bytes,
@@ -133,18 +159,23 @@ __host__ __device__ constexpr std::int64_t shared_bytes(int stages, std::int64_t
 // experiment); kStageBytes: bytes of one stage; kWarps: warps a block, each with `depth` stages of
 // its own; kUnroll: vectors a lane loads before it multiplies; kSharedA: a's rows copied into
 // shared memory once (else read through L1); kGroup: warps that share their stages (a divisor
-// of kWarps; kWarps / kGroup groups, each with `depth` stages).
+// of kWarps; kWarps / kGroup groups, each with `depth` stages); kRegisterA: a's one row held in
+// registers as float32 (kRows 1, not kSharedA, K <= kStageBytes / 2).
 template <class T, int kRows, int kStageBytes, int kWarps, int kUnroll = 4, bool kSharedA = false,
-          int kGroup = 1>
+          int kGroup = 1, bool kRegisterA = false>
 __global__ void __launch_bounds__(32 * kWarps)
     decode_stream_kernel(const DecodeGemmProblem p, int depth) {
   using namespace decode_stream;
   static_assert(kWarps % kGroup == 0 && kWarps / kGroup < 16, "groups: named barriers 1..15");
+  static_assert(!kRegisterA || (kRows == 1 && !kSharedA), "a in registers: one row, not staged");
   constexpr int kThreads = 32 * kWarps;
   constexpr int kGroups = kWarps / kGroup;
   constexpr int kGroupLanes = 32 * kGroup;
   extern __shared__ __align__(128) unsigned char smem[];
   constexpr std::int64_t kStageK = kStageBytes / 2;
+  // kRegisterA (K <= kStageK: whole columns an item): a lane meets the same vectors of a in every
+  // column, group_lane + j kGroupLanes, and holds them as float32 from the start.
+  constexpr int kAVectors = kRegisterA ? static_cast<int>(kStageK / 8 / kGroupLanes) : 1;
   const Share share = share_of(p.n, p.k, kStageK, blockIdx.x, gridDim.x);
   const std::int64_t columns = share.end - share.first;
   const int stages = kGroups * depth;
@@ -195,6 +226,17 @@ __global__ void __launch_bounds__(32 * kWarps)
   if (issuer)
     for (int j = 0; j < depth; ++j) start(j);
   if constexpr (kSharedA) stage_barrier_wait(a_landed, 0);
+  float a_held[kAVectors][8];
+  if constexpr (kRegisterA) {
+#pragma unroll
+    for (int j = 0; j < kAVectors; ++j) {
+      const std::int64_t v = group_lane + j * kGroupLanes;
+      Vec<T> x;
+      if (v < p.k / 8) x = load_vec(static_cast<const T*>(p.a) + v * 8);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) a_held[j][e] = v < p.k / 8 ? to_float(x.v[e]) : 0.0f;
+    }
+  }
 
   for (std::int64_t n = 0; group + n * kGroups < share.items; ++n) {
     const std::int64_t i = group + n * kGroups;
@@ -213,7 +255,21 @@ __global__ void __launch_bounds__(32 * kWarps)
                                                           : static_cast<const T*>(p.a) +
                                                                 row * p.lda + it.k0);
     }
-    for (std::int64_t c = 0; c < it.columns && kRows > 0; ++c) {
+    for (std::int64_t c = 0; c < it.columns && kRegisterA; ++c) {
+      const uint4* column = stage + c * vectors;
+      uint4 w[kAVectors];
+#pragma unroll
+      for (int j = 0; j < kAVectors; ++j) {
+        const std::int64_t v = group_lane + j * kGroupLanes;
+        w[j] = v < vectors ? column[v] : make_uint4(0, 0, 0, 0);
+      }
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kAVectors; ++j) sum += dot8<T>(w[j], a_held[j], 0.0f);
+      const float total = warp_sum(sum);
+      if (lane == 0) atomicAdd(&sums[it.column - share.first + c], total);
+    }
+    for (std::int64_t c = 0; c < it.columns && kRows > 0 && !kRegisterA; ++c) {
       const uint4* column = stage + c * vectors;
       // One sum per vector in flight and row: kUnroll independent chains of 8 products, not one
       // chain of 8 kUnroll.
