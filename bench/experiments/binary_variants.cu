@@ -129,13 +129,20 @@ __global__ void fill(uint4* p, long long n, unsigned seed) {
   }
 }
 
-int main() {
-  int sms = 0;
+// Arguments: rows and columns (default 16384 8192); `2048 4096 bias` times only the copy and the
+// bias kernels, at the size of #10's bias-broadcast prefill row.
+int main(int argc, char** argv) {
+  int sms = 0, l2 = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const long long rows = 16384, cols = 8192, vectors = rows * cols / 8, row_vectors = cols / 8;
-  const int sets = 2;  // 2 x 805 MB: far beyond the 50 MB L2
+  const long long rows = argc > 2 ? std::atoll(argv[1]) : 16384;
+  const long long cols = argc > 2 ? std::atoll(argv[2]) : 8192;
+  const bool bias_only = argc > 3;
+  const long long vectors = rows * cols / 8, row_vectors = cols / 8;
+  // Sets of a, b and out past four times the L2 (2 x 805 MB at the default shape).
+  const int sets = static_cast<int>(std::max<long long>(2, 4LL * l2 / (3 * vectors * 16) + 1));
   std::vector<uint4*> a(sets), b(sets), out(sets);
   for (int s = 0; s < sets; ++s) {
     CHECK(cudaMalloc(&a[s], vectors * 16));
@@ -190,6 +197,14 @@ int main() {
                    <<<(unsigned)(vectors / 1024), kThreads, 0, stream>>>(a[s], out[s], vectors);
              },
              sets, stream));
+  std::printf("[%lld, %lld], %d sets\n", rows, cols, sets);
+  if (bias_only) {
+    bias(bias_chunked<4, false>, 4, "bias chunked, unroll 4, plain");
+    bias(bias_chunked<2, false>, 2, "bias chunked, unroll 2, plain");
+    bias(bias_chunked<1, false>, 1, "bias chunked, unroll 1, plain");
+    bias(bias_chunked<1, true>, 1, "bias chunked, unroll 1, streaming");
+    return 0;
+  }
   persistent(add_persistent<4, true>, 4, "add persistent x4/SM, unroll 4, streaming");
   persistent(add_persistent<4, false>, 4, "add persistent x4/SM, unroll 4, plain");
   persistent(add_persistent<2, true>, 8, "add persistent x8/SM, unroll 2, streaming");
