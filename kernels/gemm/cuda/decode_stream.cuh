@@ -175,6 +175,8 @@ __global__ void __launch_bounds__(32 * kWarps)
   constexpr std::int64_t kStageK = kStageBytes / 2;
   // kRegisterA (K <= kStageK: whole columns an item): a lane meets the same vectors of a in every
   // column, group_lane + j kGroupLanes, and holds them as float32 from the start.
+  static_assert(!kRegisterA || (kStageK / 8) % kGroupLanes == 0,
+                "a in registers: a stage's column a whole number of vectors a lane");
   constexpr int kAVectors = kRegisterA ? static_cast<int>(kStageK / 8 / kGroupLanes) : 1;
   const Share share = share_of(p.n, p.k, kStageK, blockIdx.x, gridDim.x);
   const std::int64_t columns = share.end - share.first;
