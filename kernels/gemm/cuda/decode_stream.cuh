@@ -107,20 +107,23 @@ __device__ __forceinline__ void barrier_init(StageBarrier& bar, unsigned arrival
                "r"(arrivals));
 }
 
+// A word of two 16-bit values of T as two floats (bfloat16's conversion is a shift).
+template <class T>
+__device__ __forceinline__ float2 pair_to_float2(std::uint32_t word) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    return make_float2(__uint_as_float(word << 16), __uint_as_float(word & 0xffff0000u));
+  } else {
+    return __half22float2(*reinterpret_cast<const __half2*>(&word));
+  }
+}
+
 // The 8 products of a 16-byte vector of weights and one of a, added to `sum` in float32.
 template <class T>
 __device__ __forceinline__ float dot8(const uint4& w, const uint4& a, float sum) {
   const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w}, as[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    float2 wf, af;
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      wf = make_float2(__uint_as_float(ws[i] << 16), __uint_as_float(ws[i] & 0xffff0000u));
-      af = make_float2(__uint_as_float(as[i] << 16), __uint_as_float(as[i] & 0xffff0000u));
-    } else {
-      wf = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
-      af = __half22float2(*reinterpret_cast<const __half2*>(&as[i]));
-    }
+    const float2 wf = pair_to_float2<T>(ws[i]), af = pair_to_float2<T>(as[i]);
     sum = fmaf(wf.x, af.x, sum);
     sum = fmaf(wf.y, af.y, sum);
   }
@@ -133,12 +136,7 @@ __device__ __forceinline__ float dot8(const uint4& w, const float (&a)[8], float
   const std::uint32_t ws[4] = {w.x, w.y, w.z, w.w};
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    float2 wf;
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      wf = make_float2(__uint_as_float(ws[i] << 16), __uint_as_float(ws[i] & 0xffff0000u));
-    } else {
-      wf = __half22float2(*reinterpret_cast<const __half2*>(&ws[i]));
-    }
+    const float2 wf = pair_to_float2<T>(ws[i]);
     sum = fmaf(wf.x, a[2 * i], sum);
     sum = fmaf(wf.y, a[2 * i + 1], sum);
   }
