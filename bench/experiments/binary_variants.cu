@@ -101,6 +101,25 @@ __global__ void __launch_bounds__(kThreads)
       store<kStreaming>(out_row + col + u * kThreads, add(x[u], y[u]));
 }
 
+// The bias as the library's repeated-row kernel cuts it (Note [Binary kernels]): one block per
+// kThreads vectors of the output as one run, each thread's column from the block's first by one
+// 32-bit division (or none, kDivide false, where the row is a multiple of the block: timing the
+// division alone).
+template <bool kDivide>
+__global__ void __launch_bounds__(kThreads)
+    bias_flat(const uint4* a, const uint4* bias, uint4* out, long long row_vectors) {
+  const long long first = (long long)blockIdx.x * kThreads;
+  const long long i = first + threadIdx.x;
+  long long column;
+  if constexpr (kDivide) {
+    column = (long long)((unsigned)first % (unsigned)row_vectors) + threadIdx.x;
+    if (column >= row_vectors) column -= row_vectors;
+  } else {
+    column = (first & (row_vectors - 1)) + threadIdx.x;  // row_vectors a power of two >= kThreads
+  }
+  out[i] = add(a[i], __ldg(bias + column));
+}
+
 template <bool kStreaming>
 __global__ void __launch_bounds__(kThreads) copy_chunked(const uint4* a, uint4* out, long long n) {
   const long long base = (long long)blockIdx.x * kThreads * 4 + threadIdx.x;
@@ -203,6 +222,20 @@ int main(int argc, char** argv) {
     bias(bias_chunked<2, false>, 2, "bias chunked, unroll 2, plain");
     bias(bias_chunked<1, false>, 1, "bias chunked, unroll 1, plain");
     bias(bias_chunked<1, true>, 1, "bias chunked, unroll 1, streaming");
+    // Whole blocks only: rows * cols a multiple of 8 kThreads.
+    auto flat = [&](auto kernel, const char* name) {
+      report(name, bias_bytes,
+             time_us(
+                 [&](int s) {
+                   kernel<<<(unsigned)(vectors / kThreads), kThreads, 0, stream>>>(
+                       a[s], b[s], out[s], row_vectors);
+                 },
+                 sets, stream));
+    };
+    flat(bias_flat<true>, "bias flat, one division a block");
+    if ((row_vectors & (row_vectors - 1)) == 0 && row_vectors >= kThreads)
+      flat(bias_flat<false>, "bias flat, a mask");
+    chunked(add_chunked<1, false>, 1, "add chunked (same shapes), unroll 1, plain");
     return 0;
   }
   persistent(add_persistent<4, true>, 4, "add persistent x4/SM, unroll 4, streaming");

@@ -68,6 +68,10 @@ const Pattern kPatterns[] = {
     {{7}, {7}, "vector"},                         // no whole vector at all in 16-bit types
     {{3, 5, 64}, {3, 5, 64}, "vector"},           // 3-D
     {{33, 128}, {128}, "broadcast"},              // bias
+    {{5, 8}, {8}, "broadcast"},                   // a bias of one vector (or two, or four)
+    {{37, 2040}, {2040}, "broadcast"},            // rows of 255 vectors: columns wrap in a block
+    {{3, 4104}, {4104}, "broadcast"},             // rows of 513 vectors
+    {{128}, {33, 128}, "broadcast"},              // a is the row
     {{9, 4096}, {1, 4096}, "broadcast"},          // [1, N]
     {{33, 128}, {33, 1}, "broadcast"},            // a value per row
     {{3, 5, 64}, {5, 64}, "broadcast"},           // 3-D with a 2-D bias
@@ -160,6 +164,10 @@ TEST(CudaElementwise, StridedViewsAreReadInPlace) {
     EXPECT_EQ(keys.first, "add_broadcast_sm90");
     EXPECT_EQ(keys.second, "mul_broadcast_sm90");
     keys = check_add_and_mul(random_values({33, 128}, dtype), half);
+    EXPECT_EQ(keys.first, "add_broadcast_sm90");
+    // A bias over the slice: rows 256 apart are not one run, so the rows kernel and not the
+    // repeated row serves it.
+    keys = check_add_and_mul(half, random_values({128}, dtype));
     EXPECT_EQ(keys.first, "add_broadcast_sm90");
     // A 4-D view with every other channel: [2, 8, 4, 16] out of [2, 16, 4, 16].
     const Tensor maps = random_values({2, 16, 4, 16}, dtype);

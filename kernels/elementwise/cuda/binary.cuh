@@ -23,6 +23,14 @@
 //            row is one scalar per row.
 //   general  the rows kernel one element at a time with any step: strided views, misaligned
 //            pointers, odd row lengths.
+//   repeated row  the rows path's [M, N] + [N] and [N] + [M, N] (one input contiguous, the other
+//            one row read by every row): the vector kernel's cut, one vector per thread over the
+//            output as one run, each vector's column found from the block's first with one
+//            division per block. The rows kernel's tiles took 72 registers (3 blocks per SM) and
+//            72.3-73.7% of the ceiling on [2048, 4096] + [4096]; this kernel, 31 registers,
+//            80.3-82.0%, above a copy of those bytes. Two vectors per thread
+//            (kRepeatedRowUnroll) gained 1.5 points on the add and lost 1 on the mul there
+//            (bench/results/2026-12-04-h200-binary-repeated-row.md).
 // Offsets are 64-bit throughout.
 #pragma once
 
@@ -41,6 +49,7 @@ enum class BinaryKind { kAdd, kMul };
 inline constexpr int kBinaryThreads = 256;
 inline constexpr int kBinaryUnroll = 1;      // Note [Binary kernels]
 inline constexpr int kBinaryRowsUnroll = 4;  // the rows and general kernels
+inline constexpr int kRepeatedRowUnroll = 1;
 // Resident blocks per SM the registers are capped for: 1024 threads of the vector kernel, 768 of
 // the rows kernels (which keep more offsets live), and no spills (ptxas -v, CUDA 13).
 inline constexpr int kBinaryMinBlocks = 4;
@@ -219,6 +228,53 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryRowsMinBlocks)
         else
           out_row[i] = apply<kKind>(x[u], y[u], p);
       }
+    }
+  }
+}
+
+// Note [Binary kernels]'s repeated row: out (contiguous, M rows of `row_vectors` vectors) = f(a, b)
+// where the contiguous input runs like out and the row input is one row of `row_vectors` vectors
+// (kRowIsB: b is the row, else a).
+template <BinaryKind kKind, class T, bool kRowIsB>
+__global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
+    binary_repeated_row_kernel(BinaryParams p) {
+  constexpr int kN = Vec<T>::kSize;
+  const T* full = static_cast<const T*>(kRowIsB ? p.a : p.b);
+  const uint4* row = static_cast<const uint4*>(kRowIsB ? p.b : p.a);
+  T* out = static_cast<T*>(p.out);
+  const std::int64_t vectors = p.numel / kN;
+  const std::int64_t row_vectors = p.layout.cols / kN;
+  constexpr std::int64_t kChunk = std::int64_t{kBinaryThreads} * kRepeatedRowUnroll;
+  // The contiguous input's chunk, asked for while the previous kernel runs (Note [Prefetch before
+  // the wait] in dependent_launch.cuh); the row is shared by every block and read through L1.
+  if (threadIdx.x == 0) prefetch_vectors_l2(full, blockIdx.x * kChunk, kChunk, vectors);
+  begin_dependent_kernel();
+  for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
+    const std::int64_t first = chunk * kChunk;
+    // The column of the block's first vector by one division, 32-bit where the run allows (a
+    // 64-bit one costs several times the instructions); a vector's column from it, with another
+    // division only where a row is shorter than the chunk.
+    const std::int64_t first_column =
+        vectors <= 0xffffffffLL ? static_cast<std::int64_t>(static_cast<std::uint32_t>(first) %
+                                                            static_cast<std::uint32_t>(row_vectors))
+                                : first % row_vectors;
+    uint4 x[kRepeatedRowUnroll], y[kRepeatedRowUnroll];
+#pragma unroll
+    for (int u = 0; u < kRepeatedRowUnroll; ++u) {
+      const std::int64_t offset = threadIdx.x + std::int64_t{u} * kBinaryThreads;
+      if (first + offset >= vectors) continue;
+      std::int64_t column = first_column + offset;
+      if (column >= row_vectors) column -= row_vectors;
+      if (column >= row_vectors) column %= row_vectors;
+      x[u] = load_packed(full + (first + offset) * kN);
+      y[u] = __ldg(row + column);
+    }
+#pragma unroll
+    for (int u = 0; u < kRepeatedRowUnroll; ++u) {
+      const std::int64_t i = first + threadIdx.x + std::int64_t{u} * kBinaryThreads;
+      if (i < vectors)
+        store_packed(out + i * kN, kRowIsB ? apply_packed<kKind, T>(x[u], y[u], p)
+                                           : apply_packed<kKind, T>(y[u], x[u], p));
     }
   }
 }

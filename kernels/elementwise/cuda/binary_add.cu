@@ -7,4 +7,8 @@ const void* add_kernel(BinaryPath path, DType dtype) {
   return binary_kernel<BinaryKind::kAdd>(path, dtype);
 }
 
+const void* add_repeated_row_kernel(bool row_is_b, DType dtype) {
+  return repeated_row_kernel<BinaryKind::kAdd>(row_is_b, dtype);
+}
+
 }  // namespace tileops::kernels::cuda

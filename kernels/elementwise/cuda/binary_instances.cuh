@@ -22,22 +22,40 @@ const void* binary_kernel(BinaryPath path) {
   return nullptr;
 }
 
-template <BinaryKind kKind>
-const void* binary_kernel(BinaryPath path, DType dtype) {
+template <BinaryKind kKind, class T>
+const void* repeated_row_kernel(bool row_is_b) {
+  return row_is_b ? reinterpret_cast<const void*>(&binary_repeated_row_kernel<kKind, T, true>)
+                  : reinterpret_cast<const void*>(&binary_repeated_row_kernel<kKind, T, false>);
+}
+
+// `instance`'s kernel for `dtype`: instance.template operator()<T>() for T of the dtype.
+template <class Instance>
+const void* for_dtype(DType dtype, const Instance& instance) {
   switch (dtype) {
     case DType::kFloat16:
-      return binary_kernel<kKind, __half>(path);
+      return instance.template operator()<__half>();
     case DType::kBFloat16:
-      return binary_kernel<kKind, __nv_bfloat16>(path);
+      return instance.template operator()<__nv_bfloat16>();
     case DType::kFloat32:
-      return binary_kernel<kKind, float>(path);
+      return instance.template operator()<float>();
     case DType::kInt32:
-      return binary_kernel<kKind, std::int32_t>(path);
+      return instance.template operator()<std::int32_t>();
     case DType::kInt64:
-      return binary_kernel<kKind, std::int64_t>(path);
+      return instance.template operator()<std::int64_t>();
     default:
       return nullptr;
   }
+}
+
+template <BinaryKind kKind>
+const void* binary_kernel(BinaryPath path, DType dtype) {
+  return for_dtype(dtype, [path]<class T>() { return binary_kernel<kKind, T>(path); });
+}
+
+template <BinaryKind kKind>
+const void* repeated_row_kernel(bool row_is_b, DType dtype) {
+  return for_dtype(dtype,
+                   [row_is_b]<class T>() { return repeated_row_kernel<kKind, T>(row_is_b); });
 }
 
 }  // namespace tileops::kernels::cuda

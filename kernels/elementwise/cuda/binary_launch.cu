@@ -33,6 +33,25 @@ void plan_tiles(BinaryParams& p, std::int64_t pack) {
   p.tiles = ceil_div(p.layout.rows, groups) * p.chunks_per_row;
 }
 
+// Which input of a rows-path layout is one row repeated over the rows of the other, contiguous one
+// (Note [Binary kernels]'s repeated row): 1 for b, 0 for a, -1 for neither.
+int repeated_row(const BinaryLayout& l) {
+  if (l.outer_rank != 1 || l.a_step != 1 || l.b_step != 1) return -1;
+  if (l.a_outer[0] == l.cols && l.b_outer[0] == 0) return 1;
+  if (l.b_outer[0] == l.cols && l.a_outer[0] == 0) return 0;
+  return -1;
+}
+
+// Throws unless a block of `kernel` fits on a multiprocessor of the current device.
+void require_resident(const void* kernel) {
+  int per_sm = 0;
+  TILEOPS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBinaryThreads, 0));
+  if (per_sm <= 0)
+    throw CudaError("binary (cuda): a block of " + std::to_string(kBinaryThreads) +
+                    " threads does not fit on a multiprocessor");
+}
+
 }  // namespace
 
 BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype) {
@@ -42,12 +61,14 @@ BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype) {
   if (launch.kernel == nullptr)
     throw CheckError("binary (cuda): dtype " + std::string(dtype_name(dtype)) +
                      " is not float16, bfloat16, float32, int32 or int64");
-  int per_sm = 0;
-  TILEOPS_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, launch.kernel, kBinaryThreads, 0));
-  if (per_sm <= 0)
-    throw CudaError("binary (cuda): a block of " + std::to_string(kBinaryThreads) +
-                    " threads does not fit on a multiprocessor");
+  require_resident(launch.kernel);
+  if (path == BinaryPath::kRows)
+    for (const bool row_is_b : {false, true}) {
+      const void* kernel = op == BinaryOp::kAdd ? add_repeated_row_kernel(row_is_b, dtype)
+                                                : mul_repeated_row_kernel(row_is_b, dtype);
+      require_resident(kernel);
+      launch.repeated_row[row_is_b ? 1 : 0] = kernel;
+    }
   return launch;
 }
 
@@ -63,8 +84,9 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
   p.alpha = static_cast<float>(alpha);
   p.alpha_int = alpha_int;
   std::int64_t blocks = 0;
+  const void* kernel = launch.kernel;
+  const auto per_vector = 16 / static_cast<std::int64_t>(out.itemsize());
   if (launch.path == BinaryPath::kVector) {
-    const auto per_vector = 16 / static_cast<std::int64_t>(out.itemsize());
     blocks = ceil_div(ceil_div(numel, per_vector), std::int64_t{kBinaryThreads} * kBinaryUnroll);
   } else {
     // A rank-0 result is one element of rank 1.
@@ -72,16 +94,22 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
     if (!binary_layout(a, b, shape, p.layout))
       throw OpNotAvailableError("binary (cuda): more than " + std::to_string(kMaxBinaryAxes) +
                                 " axes remain after merging");
-    plan_tiles(p, launch.path == BinaryPath::kRows ? 16 / static_cast<std::int64_t>(out.itemsize())
-                                                   : std::int64_t{1});
-    blocks = p.tiles;
+    const int row = launch.path == BinaryPath::kRows ? repeated_row(p.layout) : -1;
+    if (row >= 0) {
+      // The rows path's alignment makes the row a whole number of vectors.
+      kernel = launch.repeated_row[row];
+      blocks = ceil_div(numel / per_vector, std::int64_t{kBinaryThreads} * kRepeatedRowUnroll);
+    } else {
+      plan_tiles(p, launch.path == BinaryPath::kRows ? per_vector : std::int64_t{1});
+      blocks = p.tiles;
+    }
   }
   // One block per chunk (Note [Binary kernels]); the kernels loop past a grid's limit.
   blocks = std::clamp<std::int64_t>(blocks, 1, kMaxGridBlocks);
   void* args[] = {&p};
   // Launched to overlap the previous kernel (Note [Dependent launch]).
-  tileops::cuda::launch_dependent(launch.kernel, dim3(static_cast<unsigned>(blocks)),
-                                  dim3(kBinaryThreads), args, 0, static_cast<cudaStream_t>(stream));
+  tileops::cuda::launch_dependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kBinaryThreads),
+                                  args, 0, static_cast<cudaStream_t>(stream));
 }
 
 }  // namespace tileops::kernels::cuda

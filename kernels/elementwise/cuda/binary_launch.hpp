@@ -18,6 +18,9 @@ enum class BinaryPath { kVector, kRows, kGeneral };
 struct BinaryLaunch {
   const void* kernel = nullptr;  // the instantiation for (op, path, dtype)
   BinaryPath path = BinaryPath::kGeneral;
+  // The rows path's repeated-row kernels (Note [Binary kernels] in binary.cuh): [0] where a is
+  // the row, [1] where b is; null on the other paths.
+  const void* repeated_row[2] = {nullptr, nullptr};
 };
 // Plans `path` of `op` for `dtype` on the current device (the grid is one block per chunk of the
 // call's work, Note [Binary kernels] in binary.cuh, whatever the device's size).
@@ -30,8 +33,11 @@ BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype);
 void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b, double alpha,
                    std::int64_t alpha_int, Tensor& out, void* stream);
 
-// The instantiations of one op (binary_add.cu, binary_mul.cu).
+// The instantiations of one op (binary_add.cu, binary_mul.cu); the repeated-row kernel of the
+// rows path where `row_is_b` says which input is the row.
 const void* add_kernel(BinaryPath path, DType dtype);
 const void* mul_kernel(BinaryPath path, DType dtype);
+const void* add_repeated_row_kernel(bool row_is_b, DType dtype);
+const void* mul_repeated_row_kernel(bool row_is_b, DType dtype);
 
 }  // namespace tileops::kernels::cuda

@@ -7,4 +7,8 @@ const void* mul_kernel(BinaryPath path, DType dtype) {
   return binary_kernel<BinaryKind::kMul>(path, dtype);
 }
 
+const void* mul_repeated_row_kernel(bool row_is_b, DType dtype) {
+  return repeated_row_kernel<BinaryKind::kMul>(row_is_b, dtype);
+}
+
 }  // namespace tileops::kernels::cuda
