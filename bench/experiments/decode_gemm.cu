@@ -59,7 +59,7 @@ struct Config {
   int x, y, warps = 8, unroll = 4;
   bool whole_groups = false;  // mma: each block whole 8-column groups (no split K)
   int group = 1;              // streamed: warps sharing their stages (y stages a group)
-  bool register_a = false;    // streamed, one row, K within a stage: a held in registers (r)
+  bool register_a = false;    // streamed, one row, register_a_fits: a held in registers (r)
 };
 // The tensor-core streamed shapes (kMma) lost to every other kernel at every row count, and more
 // or smaller stages or 12 warps slowed the CUDA-core streamed kernel
@@ -123,7 +123,8 @@ bool launch_stream_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream)
   constexpr int kStageBytes = kStageKb * 1024;
   if (c.kind != (kRows == 0 ? Kind::kIdle : Kind::kStreamed) || c.x != kStageKb ||
       c.warps != kWarps || c.group != kGroup || (kUnroll > 0 && c.unroll != kUnroll) ||
-      c.register_a != kRegisterA || (kRegisterA && p.k > kStageBytes / 2) ||
+      c.register_a != kRegisterA ||
+      (kRegisterA && !decode_stream::register_a_fits(p.k, kStageBytes / 2, kWarps / kGroup)) ||
       (kRows > 0 && (p.m > kRows || (kRows > 1 && p.m == 1))))
     return false;
   const auto kernel = decode_stream_kernel<__nv_bfloat16, kRows, kStageBytes, kWarps, kVectors,

@@ -427,6 +427,10 @@ TEST(CudaGemm, AStoredDecodeChoiceServesTheCallsItTakesAndOnlyThose) {
   cases.push_back({DType::kBFloat16, true, false, 1, 4096, 264, true, true});
   cases.push_back({DType::kFloat16, true, true, 1, 4096, 264, true, true});
   cases.push_back({DType::kFloat16, true, false, 1, 4104, 264, true, true});
+  // a's slice held in registers: 2 and 4 slices a column (the last one short) divide the groups.
+  cases.push_back({DType::kBFloat16, true, false, 1, 8192, 264, true, true});
+  cases.push_back({DType::kFloat16, true, true, 1, 14336, 264, true, true});
+  cases.push_back({DType::kBFloat16, true, true, 1, 12288, 264, true, true});  // 3 slices: shared
   cases.push_back({DType::kBFloat16, true, false, 1, 2056, 100, true, true});
   cases.push_back({DType::kBFloat16, true, true, 1, 2056, 4100, true, true});
   cases.push_back({DType::kBFloat16, true, false, 1, 60000, 264, true, false});

@@ -12,8 +12,8 @@ namespace {
 
 // The candidate's shape: one row, 8 KB stages, 16 warps in pairs, 4 vectors in flight a lane, two
 // stages a pair (bench/results/2026-12-04-h200-streamed-decode-gemm.md); a's row held in registers
-// where K fits a stage, else in shared memory (Note [Streamed decode GEMM],
-// bench/results/2026-12-04-h200-decode-a-in-registers.md).
+// where each group's items share one k range (register_a_fits), else in shared memory (Note
+// [Streamed decode GEMM], bench/results/2026-12-04-h200-decode-a-in-registers.md).
 constexpr int kStageBytes = 8 * 1024;
 constexpr int kWarps = 16;
 constexpr int kGroup = 2;
@@ -22,7 +22,9 @@ template <class T, bool kRegisterA>
 constexpr auto kKernel =
     decode_stream_kernel<T, 1, kStageBytes, kWarps, 4, !kRegisterA, kGroup, kRegisterA>;
 
-bool register_a(std::int64_t k) { return k <= kStageBytes / 2; }
+bool register_a(std::int64_t k) {
+  return decode_stream::register_a_fits(k, kStageBytes / 2, kWarps / kGroup);
+}
 
 std::int64_t blocks_for(std::int64_t n, int sm_count) {
   return std::min<std::int64_t>(std::max(sm_count, 1), n);

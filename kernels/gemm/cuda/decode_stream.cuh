@@ -30,14 +30,16 @@
 //     32 w + l + 32 kGroup, ...), and a named barrier of the group before a stage's refill: more
 //     warps a multiprocessor for the same stages (an ncu profile of the one-warp version found 2
 //     warps a scheduler and no eligible warp 65% of cycles).
-//   - kRegisterA (one row, K within a stage, so that an item is whole columns): lane l of a group
-//     meets the same vectors of a, l + j 32 kGroup, in every column, so it converts them to
-//     float32 once into registers (64 floats at 8 KB stages in pairs) and a column's product is a
-//     shared load and 16 instructions a vector instead of 26. On the H200 at one row
+//   - kRegisterA (one row; K within a stage, or a column's slices a divisor of the groups, so that
+//     a group's items all have one k range, register_a_fits): lane l of a group meets the same
+//     vectors of a, k0 / 8 + l + j 32 kGroup, in every item, so it converts them to float32 once
+//     into registers (64 floats at 8 KB stages in pairs) and a column's product is a shared load
+//     and 16 instructions a vector instead of 26. On the H200 at one row
 //     (bench/results/2026-12-04-h200-decode-a-in-registers.md): 8B qkv 15.07 -> 14.36 us, o
 //     11.8 -> 10.6, gate/up 54.6 -> 54.2. Releasing the stage as soon as its column is in
 //     registers, before the product, made them slower (17.3-17.5 us at qkv), and so did a third
-//     stage or single warps.
+//     stage or single warps. Slices held the same way: 8B down 32.3 -> 29.9 us, 70B qkv and o
+//     1% faster (bench/results/2026-12-04-h200-decode-register-a-slices.md).
 // Requirements: M <= kRows, 16-bit types, b column-major with K and ldb multiples of 8, b and a
 // 16-byte aligned, lda a multiple of 8; N < 2^31; the stages, a (kSharedA) and the sums within the
 // 227 KB of shared memory a block may have.
@@ -102,6 +104,16 @@ __device__ __forceinline__ Item item_of(const Share& s, std::int64_t i, std::int
   return {s.first + i / s.slices, 1, k0, k - k0 < s.slice ? k - k0 : s.slice};
 }
 
+// Whether a's one row can be held in registers (kRegisterA) for K over stages of stage_k and
+// `groups` groups: every item a group takes has the same k range. That holds where K fits a stage
+// (whole columns an item), or where a column's slices divide the groups: item i is slice
+// i % slices and group g takes the items g + j groups, so its slice is always g % slices.
+__host__ __device__ constexpr bool register_a_fits(std::int64_t k, std::int64_t stage_k,
+                                                   int groups) {
+  const std::int64_t slices = (k + stage_k - 1) / stage_k;
+  return slices >= 1 && slices <= groups && groups % slices == 0;
+}
+
 __device__ __forceinline__ void barrier_init(StageBarrier& bar, unsigned arrivals) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(shared_address(&bar)),
                "r"(arrivals));
@@ -158,7 +170,7 @@ __host__ __device__ constexpr std::int64_t shared_bytes(int stages, std::int64_t
 // its own; kUnroll: vectors a lane loads before it multiplies; kSharedA: a's rows copied into
 // shared memory once (else read through L1); kGroup: warps that share their stages (a divisor
 // of kWarps; kWarps / kGroup groups, each with `depth` stages); kRegisterA: a's one row held in
-// registers as float32 (kRows 1, not kSharedA, K <= kStageBytes / 2).
+// registers as float32 (kRows 1, not kSharedA, register_a_fits).
 template <class T, int kRows, int kStageBytes, int kWarps, int kUnroll = 4, bool kSharedA = false,
           int kGroup = 1, bool kRegisterA = false>
 __global__ void __launch_bounds__(32 * kWarps)
@@ -228,13 +240,16 @@ __global__ void __launch_bounds__(32 * kWarps)
   if constexpr (kSharedA) stage_barrier_wait(a_landed, 0);
   float a_held[kAVectors][8];
   if constexpr (kRegisterA) {
+    // The group's k range: its slice, g % slices (register_a_fits), or all of K.
+    const std::int64_t k0 = (group % share.slices) * share.slice;
+    const std::int64_t held = (p.k - k0 < share.slice ? p.k - k0 : share.slice) / 8;
 #pragma unroll
     for (int j = 0; j < kAVectors; ++j) {
       const std::int64_t v = group_lane + j * kGroupLanes;
       Vec<T> x;
-      if (v < p.k / 8) x = load_vec(static_cast<const T*>(p.a) + v * 8);
+      if (v < held) x = load_vec(static_cast<const T*>(p.a) + k0 + v * 8);
 #pragma unroll
-      for (int e = 0; e < 8; ++e) a_held[j][e] = v < p.k / 8 ? to_float(x.v[e]) : 0.0f;
+      for (int e = 0; e < 8; ++e) a_held[j][e] = v < held ? to_float(x.v[e]) : 0.0f;
     }
   }
 
