@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cute/tensor.hpp>
 #include <cutlass/epilogue/collective/collective_builder.hpp>
 #include <cutlass/gemm/collective/collective_builder.hpp>
@@ -70,9 +71,18 @@ struct Pingpong {
 using Element = cutlass::bfloat16_t;
 using Tile = cute::Shape<cute::Int<TILE_M>, cute::Int<TILE_N>, cute::Int<TILE_K>>;
 using Cluster = cute::Shape<cute::Int<CLUSTER_M>, cute::Int<CLUSTER_N>, cute::_1>;
+// -DSWAP_AB: out^T [N, M] = w [N, K] x^T, CUTLASS's A the weight and B the activations, so that
+// a few tokens fill the tile's N (WGMMA takes N down to 8) and not 128 rows of M: the tile's
+// shared memory is the weight's bytes, not rows of zeros past M.
+#ifdef SWAP_AB
+using LayoutA = cutlass::layout::RowMajor;     // w [N, K], K-major
+using LayoutB = cutlass::layout::ColumnMajor;  // x [M, K], K-major
+using LayoutD = cutlass::layout::ColumnMajor;  // out^T [N, M]: out [M, N] row-major
+#else
 using LayoutA = cutlass::layout::RowMajor;     // x [M, K]
 using LayoutB = cutlass::layout::ColumnMajor;  // w [N, K], K-major
 using LayoutD = cutlass::layout::RowMajor;     // out [M, N]
+#endif
 constexpr int kAlignment = 8;
 
 using Epilogue = typename cutlass::epilogue::collective::CollectiveBuilder<
@@ -101,6 +111,8 @@ struct Workload {
 #ifdef SMALL_M
 constexpr bool kGraphs = true;
 constexpr Workload kWorkloads[] = {
+    {"8b-qkv-m1", 1, 6144, 4096},        {"8b-o-m1", 1, 4096, 4096},
+    {"8b-down-m1", 1, 4096, 14336},      {"70b-qkv-m16", 16, 10240, 8192},
     {"8b-qkv-m16", 16, 6144, 4096},      {"8b-o-m16", 16, 4096, 4096},
     {"8b-down-m16", 16, 4096, 14336},    {"8b-qkv-m128", 128, 6144, 4096},
     {"8b-o-m128", 128, 4096, 4096},      {"8b-gate_up-m128", 128, 28672, 4096},
@@ -124,12 +136,28 @@ struct Set {
   __nv_bfloat16 *x, *w, *out;
 };
 
+// K's splits (argv[1], default 1: CUTLASS's heuristic decomposition for the stream-K scheduler);
+// more than 1 forces split-K with that many splits.
+int g_splits = 1;
+
 typename Adapter::Arguments arguments(const Workload& wl, const Set& s, int sm_count, int swizzle) {
   // Row-major x and out, and w [N, K]: each operand's rows are contiguous (the K or N extent is the
   // leading stride), one batch.
   const auto rows = [](std::int64_t leading, std::int64_t size) {
     return cute::make_stride(leading, cute::Int<1>{}, size);
   };
+#ifdef SWAP_AB
+  typename Adapter::Arguments args{
+      cutlass::gemm::GemmUniversalMode::kGemm,
+      {wl.n, wl.m, wl.k, 1},
+      {reinterpret_cast<const Element*>(s.w), rows(wl.k, std::int64_t{wl.n} * wl.k),
+       reinterpret_cast<const Element*>(s.x), rows(wl.k, std::int64_t{wl.m} * wl.k)},
+      {{1.0f, 0.0f},
+       nullptr,
+       cute::make_stride(cute::Int<1>{}, std::int64_t{wl.n}, std::int64_t{wl.m} * wl.n),
+       reinterpret_cast<Element*>(s.out),
+       cute::make_stride(cute::Int<1>{}, std::int64_t{wl.n}, std::int64_t{wl.m} * wl.n)}};
+#else
   typename Adapter::Arguments args{
       cutlass::gemm::GemmUniversalMode::kGemm,
       {wl.m, wl.n, wl.k, 1},
@@ -140,9 +168,16 @@ typename Adapter::Arguments arguments(const Workload& wl, const Set& s, int sm_c
        rows(wl.n, std::int64_t{wl.m} * wl.n),
        reinterpret_cast<Element*>(s.out),
        rows(wl.n, std::int64_t{wl.m} * wl.n)}};
+#endif
   args.hw_info.device_id = 0;
   args.hw_info.sm_count = sm_count;
   args.scheduler.max_swizzle_size = swizzle;
+  if constexpr (requires { args.scheduler.decomposition_mode; }) {
+    if (g_splits > 1) {
+      args.scheduler.splits = g_splits;
+      args.scheduler.decomposition_mode = cutlass::gemm::kernel::detail::DecompositionMode::SplitK;
+    }
+  }
   return args;
 }
 
@@ -192,14 +227,20 @@ int check(const Workload& wl, const std::vector<__nv_bfloat16>& x,
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) g_splits = std::atoi(argv[1]);
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const cublasHandle_t handle = experiments::torch_like_cublas(stream);
   int sm_count = 0;
   CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, 0));
-  std::printf("schedule %s %dx%dx%d cluster %dx%d %s\n", STRINGIFY(KIND), TILE_M, TILE_N, TILE_K,
-              CLUSTER_M, CLUSTER_N, STRINGIFY(SCHEDULER));
+#ifdef SWAP_AB
+  const char* operands = "swap AB";
+#else
+  const char* operands = "";
+#endif
+  std::printf("schedule %s %dx%dx%d cluster %dx%d %s splits %d %s\n", STRINGIFY(KIND), TILE_M,
+              TILE_N, TILE_K, CLUSTER_M, CLUSTER_N, STRINGIFY(SCHEDULER), g_splits, operands);
   std::printf("%-18s | %-7s %-7s | %-22s | %s\n", "workload", "check", "cublas",
               "cutlass swizzle 1/2/4/8 us", "best TFLOP/s: cutlass / cublas (ratio)");
   std::mt19937_64 rng(11);
@@ -214,6 +255,9 @@ int main() {
   };
   Adapter gemm;
   for (const Workload& wl : kWorkloads) {
+#ifdef SWAP_AB
+    if (wl.m > 16) continue;  // the swapped operands are for a few tokens
+#endif
     const std::size_t x_elems = static_cast<std::size_t>(wl.m) * wl.k;
     const std::size_t w_elems = static_cast<std::size_t>(wl.n) * wl.k;
     const std::size_t out_elems = static_cast<std::size_t>(wl.m) * wl.n;
