@@ -77,6 +77,10 @@ const Pattern kPatterns[] = {
     {{3, 5, 64}, {5, 64}, "broadcast"},           // 3-D with a 2-D bias
     {{2, 16, 8, 8}, {16, 1, 1}, "broadcast"},     // channel broadcast
     {{2, 16, 8, 8}, {1, 16, 1, 1}, "broadcast"},  // channel broadcast of rank 4
+    {{33, 1}, {33, 128}, "broadcast"},            // a is the value per row
+    {{16, 1, 1}, {2, 16, 8, 8}, "broadcast"},     // a is the channel's value
+    {{40, 8}, {40, 1}, "broadcast"},              // values per row of one vector (or 2, or 4)
+    {{3, 5, 16}, {5, 1}, "broadcast"},            // an odd channel count
     {{128}, {33, 1}, "broadcast"},                // both inputs broadcast
     {{33, 128}, {}, "broadcast"},                 // a scalar
     {{33, 99}, {99}, "general"},                  // rows of 99 elements
@@ -173,6 +177,11 @@ TEST(CudaElementwise, StridedViewsAreReadInPlace) {
     const Tensor maps = random_values({2, 16, 4, 16}, dtype);
     const Tensor channels = maps.as_strided({2, 8, 4, 16}, {1024, 128, 16, 1}, 0);
     check_add_and_mul(channels, random_values({8, 1, 1}, dtype));
+    // A value per row read at a stride: every other element of a column.
+    const Tensor column = random_values({66}, dtype);
+    keys =
+        check_add_and_mul(random_values({33, 128}, dtype), column.as_strided({33, 1}, {2, 1}, 0));
+    EXPECT_EQ(keys.first, "add_broadcast_sm90");
     // A stride-0 (expanded) input, as torch's expand makes.
     const Tensor row = random_values({128}, dtype);
     check_add_and_mul(row.as_strided({9, 128}, {0, 1}, 0), random_values({9, 128}, dtype));

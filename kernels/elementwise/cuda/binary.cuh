@@ -30,7 +30,12 @@
 //            72.3-73.7% of the ceiling on [2048, 4096] + [4096]; this kernel, 31 registers,
 //            80.3-82.0%, above a copy of those bytes. Two vectors per thread
 //            (kRepeatedRowUnroll) gained 1.5 points on the add and lost 1 on the mul there
-//            (bench/results/2026-12-04-h200-binary-repeated-row.md).
+//            (bench/results/2026-12-04-h200-binary-broadcast-kernels.md).
+//   row scalar  the rows path's layouts where one input is laid out like the output and the
+//            other is one value per row (broadcast along the row: [M, N] + [M, 1], the 4-D
+//            channel [B, C, H, W] + [C, 1, 1]): the same cut, each vector's row and the value's
+//            offset found by 32-bit divisions per thread where the sizes allow: the channel
+//            broadcast [16, 256, 56, 56] + [256, 1, 1] went from 71-72% to 81-83% of the ceiling.
 // Offsets are 64-bit throughout.
 #pragma once
 
@@ -276,6 +281,62 @@ __global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
         store_packed(out + i * kN, kRowIsB ? apply_packed<kKind, T>(x[u], y[u], p)
                                            : apply_packed<kKind, T>(y[u], x[u], p));
     }
+  }
+}
+
+// The element offset of row `row`'s first element in the input of outer strides `strides`, in
+// 32-bit arithmetic (every outer extent and the row below 2^32; the strides and offset 64-bit).
+__device__ __forceinline__ std::int64_t row_offset_32(const BinaryLayout& l,
+                                                      const std::int64_t* strides,
+                                                      std::uint32_t row) {
+  std::int64_t offset = 0;
+  for (int k = l.outer_rank - 1; k >= 0; --k) {
+    std::uint32_t index = row;
+    if (k > 0) {
+      const auto extent = static_cast<std::uint32_t>(l.outer_shape[k]);
+      row = index / extent;
+      index -= row * extent;
+    }
+    offset += static_cast<std::int64_t>(index) * strides[k];
+  }
+  return offset;
+}
+
+// Note [Binary kernels]'s row scalar: out (contiguous, rows of `row_vectors` vectors) = f(a, b)
+// where the full input is laid out like out and the scalar input holds one value per row at its
+// outer strides (kScalarIsB: b is the scalar input, else a).
+template <BinaryKind kKind, class T, bool kScalarIsB>
+__global__ void __launch_bounds__(kBinaryThreads, kBinaryMinBlocks)
+    binary_row_scalar_kernel(BinaryParams p) {
+  constexpr int kN = Vec<T>::kSize;
+  const BinaryLayout& l = p.layout;
+  const T* full = static_cast<const T*>(kScalarIsB ? p.a : p.b);
+  const T* scalars = static_cast<const T*>(kScalarIsB ? p.b : p.a);
+  const std::int64_t* strides = kScalarIsB ? l.b_outer : l.a_outer;
+  T* out = static_cast<T*>(p.out);
+  const std::int64_t vectors = p.numel / kN;
+  const std::int64_t row_vectors = l.cols / kN;
+  constexpr std::int64_t kChunk = kBinaryThreads;
+  if (threadIdx.x == 0) prefetch_vectors_l2(full, blockIdx.x * kChunk, kChunk, vectors);
+  begin_dependent_kernel();
+  // 32-bit divisions where the run allows: a 64-bit one costs several times the instructions.
+  const bool narrow = vectors <= 0xffffffffLL;
+  for (std::int64_t chunk = blockIdx.x; chunk * kChunk < vectors; chunk += gridDim.x) {
+    const std::int64_t i = chunk * kChunk + threadIdx.x;
+    if (i >= vectors) continue;
+    const uint4 x = load_packed(full + i * kN);
+    std::int64_t offset = 0;
+    if (narrow) {
+      offset = row_offset_32(
+          l, strides, static_cast<std::uint32_t>(i) / static_cast<std::uint32_t>(row_vectors));
+    } else {
+      std::int64_t a_offset = 0, b_offset = 0;
+      row_offsets(l, i / row_vectors, a_offset, b_offset);
+      offset = kScalarIsB ? b_offset : a_offset;
+    }
+    const uint4 y = splat_packed(__ldg(scalars + offset));
+    store_packed(out + i * kN,
+                 kScalarIsB ? apply_packed<kKind, T>(x, y, p) : apply_packed<kKind, T>(y, x, p));
   }
 }
 

@@ -28,6 +28,12 @@ const void* repeated_row_kernel(bool row_is_b) {
                   : reinterpret_cast<const void*>(&binary_repeated_row_kernel<kKind, T, false>);
 }
 
+template <BinaryKind kKind, class T>
+const void* row_scalar_kernel(bool scalar_is_b) {
+  return scalar_is_b ? reinterpret_cast<const void*>(&binary_row_scalar_kernel<kKind, T, true>)
+                     : reinterpret_cast<const void*>(&binary_row_scalar_kernel<kKind, T, false>);
+}
+
 // `instance`'s kernel for `dtype`: instance.template operator()<T>() for T of the dtype.
 template <class Instance>
 const void* for_dtype(DType dtype, const Instance& instance) {
@@ -56,6 +62,12 @@ template <BinaryKind kKind>
 const void* repeated_row_kernel(bool row_is_b, DType dtype) {
   return for_dtype(dtype,
                    [row_is_b]<class T>() { return repeated_row_kernel<kKind, T>(row_is_b); });
+}
+
+template <BinaryKind kKind>
+const void* row_scalar_kernel(bool scalar_is_b, DType dtype) {
+  return for_dtype(dtype,
+                   [scalar_is_b]<class T>() { return row_scalar_kernel<kKind, T>(scalar_is_b); });
 }
 
 }  // namespace tileops::kernels::cuda

@@ -42,6 +42,27 @@ int repeated_row(const BinaryLayout& l) {
   return -1;
 }
 
+// Whether an input of a layout is laid out like the output: step 1 along the row and, along each
+// outer axis, the output's stride.
+bool like_output(const BinaryLayout& l, std::int64_t step, const std::int64_t* outer) {
+  if (step != 1) return false;
+  std::int64_t stride = l.cols;
+  for (int k = l.outer_rank - 1; k >= 0; --k) {
+    if (l.outer_shape[k] != 1 && outer[k] != stride) return false;
+    stride *= l.outer_shape[k];
+  }
+  return true;
+}
+
+// Which input of a rows-path layout holds one value per row beside the other laid out like the
+// output (Note [Binary kernels]'s row scalar): 1 for b, 0 for a, -1 for neither.
+int row_scalar(const BinaryLayout& l) {
+  if (l.outer_rank < 1) return -1;
+  if (l.b_step == 0 && like_output(l, l.a_step, l.a_outer)) return 1;
+  if (l.a_step == 0 && like_output(l, l.b_step, l.b_outer)) return 0;
+  return -1;
+}
+
 // Throws unless a block of `kernel` fits on a multiprocessor of the current device.
 void require_resident(const void* kernel) {
   int per_sm = 0;
@@ -68,6 +89,10 @@ BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype) {
                                                 : mul_repeated_row_kernel(row_is_b, dtype);
       require_resident(kernel);
       launch.repeated_row[row_is_b ? 1 : 0] = kernel;
+      const void* scalar = op == BinaryOp::kAdd ? add_row_scalar_kernel(row_is_b, dtype)
+                                                : mul_row_scalar_kernel(row_is_b, dtype);
+      require_resident(scalar);
+      launch.row_scalar[row_is_b ? 1 : 0] = scalar;
     }
   return launch;
 }
@@ -94,11 +119,16 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
     if (!binary_layout(a, b, shape, p.layout))
       throw OpNotAvailableError("binary (cuda): more than " + std::to_string(kMaxBinaryAxes) +
                                 " axes remain after merging");
-    const int row = launch.path == BinaryPath::kRows ? repeated_row(p.layout) : -1;
+    const bool rows = launch.path == BinaryPath::kRows;
+    const int row = rows ? repeated_row(p.layout) : -1;
+    const int scalar = rows && row < 0 ? row_scalar(p.layout) : -1;
     if (row >= 0) {
       // The rows path's alignment makes the row a whole number of vectors.
       kernel = launch.repeated_row[row];
       blocks = ceil_div(numel / per_vector, std::int64_t{kBinaryThreads} * kRepeatedRowUnroll);
+    } else if (scalar >= 0) {
+      kernel = launch.row_scalar[scalar];
+      blocks = ceil_div(numel / per_vector, kBinaryThreads);
     } else {
       plan_tiles(p, launch.path == BinaryPath::kRows ? per_vector : std::int64_t{1});
       blocks = p.tiles;

@@ -21,6 +21,8 @@ struct BinaryLaunch {
   // The rows path's repeated-row kernels (Note [Binary kernels] in binary.cuh): [0] where a is
   // the row, [1] where b is; null on the other paths.
   const void* repeated_row[2] = {nullptr, nullptr};
+  // Its row-scalar kernels: [0] where a holds a value per row, [1] where b does.
+  const void* row_scalar[2] = {nullptr, nullptr};
 };
 // Plans `path` of `op` for `dtype` on the current device (the grid is one block per chunk of the
 // call's work, Note [Binary kernels] in binary.cuh, whatever the device's size).
@@ -33,11 +35,13 @@ BinaryLaunch plan_binary(BinaryOp op, BinaryPath path, DType dtype);
 void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b, double alpha,
                    std::int64_t alpha_int, Tensor& out, void* stream);
 
-// The instantiations of one op (binary_add.cu, binary_mul.cu); the repeated-row kernel of the
-// rows path where `row_is_b` says which input is the row.
+// The instantiations of one op (binary_add.cu, binary_mul.cu); the rows path's repeated-row and
+// row-scalar kernels, where `row_is_b` / `scalar_is_b` says which input is the row or the values.
 const void* add_kernel(BinaryPath path, DType dtype);
 const void* mul_kernel(BinaryPath path, DType dtype);
 const void* add_repeated_row_kernel(bool row_is_b, DType dtype);
 const void* mul_repeated_row_kernel(bool row_is_b, DType dtype);
+const void* add_row_scalar_kernel(bool scalar_is_b, DType dtype);
+const void* mul_row_scalar_kernel(bool scalar_is_b, DType dtype);
 
 }  // namespace tileops::kernels::cuda

@@ -11,4 +11,8 @@ const void* mul_repeated_row_kernel(bool row_is_b, DType dtype) {
   return repeated_row_kernel<BinaryKind::kMul>(row_is_b, dtype);
 }
 
+const void* mul_row_scalar_kernel(bool scalar_is_b, DType dtype) {
+  return row_scalar_kernel<BinaryKind::kMul>(scalar_is_b, dtype);
+}
+
 }  // namespace tileops::kernels::cuda
