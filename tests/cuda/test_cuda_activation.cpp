@@ -236,28 +236,42 @@ TEST(CudaActivation, GraphReplayOnNewValues) {
     const StreamGuard guard(Stream(gpu(), stream));
     const DType dtype = DType::kBFloat16;
     SiluAndMulFwdOp gated;
+    GeluAndMulFwdOp gelu_gated("none");
+    SiluFwdOp silu;
     GeluFwdOp gelu("tanh");
+    GeluFwdOp gelu_erf("none");
     Tensor x = random_gpu({64, 2 * 4096}, dtype, next_seed());
     Tensor y = poisoned_gpu({64, 4096}, dtype);
+    Tensor y_gelu = poisoned_gpu({64, 4096}, dtype);
     Tensor z = poisoned_gpu({64, 2 * 4096}, dtype);
-    gated(x, {y});  // warm-up: the entries are built outside the capture
-    gelu(x, {z});
+    Tensor z_silu = poisoned_gpu({64, 2 * 4096}, dtype);
+    Tensor z_erf = poisoned_gpu({64, 2 * 4096}, dtype);
+    const auto calls = [&] {
+      gated(x, {y});
+      gelu_gated(x, {y_gelu});
+      silu(x, {z_silu});
+      gelu(x, {z});
+      gelu_erf(x, {z_erf});
+    };
+    calls();  // warm-up: the entries are built outside the capture
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     cudaGraph_t graph = nullptr;
     ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    gated(x, {y});
-    gelu(x, {z});
+    calls();
     ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
     x.copy_from(random_host({64, 2 * 4096}, dtype, next_seed()));
-    y.copy_from(poisoned_gpu({64, 4096}, dtype));
-    z.copy_from(poisoned_gpu({64, 2 * 4096}, dtype));
+    for (Tensor* out : {&y, &y_gelu, &z, &z_silu, &z_erf})
+      out->copy_from(poisoned_gpu(out->shape(), dtype));
     const references::Inputs before = host_inputs({x});
     ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     expect_matches_reference(gated, before, {x}, {y});
+    expect_matches_reference(gelu_gated, before, {x}, {y_gelu});
+    expect_matches_reference(silu, before, {x}, {z_silu});
     expect_matches_reference(gelu, before, {x}, {z});
+    expect_matches_reference(gelu_erf, before, {x}, {z_erf});
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
   }

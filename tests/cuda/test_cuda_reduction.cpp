@@ -621,30 +621,44 @@ TEST(CudaReduction, CallsCapturedInAGraphReplayOnNewValues) {
     StreamGuard guard(Stream(gpu(), stream));
     const DType dtype = DType::kBFloat16;
     SoftmaxFwdOp softmax;
+    LogSoftmaxFwdOp log_softmax;
     SumFwdOp sum;  // every axis: a split with scratch from the stream-ordered allocator
+    MeanFwdOp mean(Shape{1}, false);
+    AmaxFwdOp amax(Shape{1}, true);
     Tensor x = random_gpu({4, 128256}, dtype, next_seed());
     Tensor y = poisoned_gpu({4, 128256}, dtype);
+    Tensor log_y = poisoned_gpu({4, 128256}, dtype);
     Tensor total = poisoned_gpu({}, dtype);
-    softmax(x, {y});
-    sum(x, {total});
+    Tensor means = poisoned_gpu({4}, dtype);
+    Tensor maxima = poisoned_gpu({4, 1}, dtype);
+    const auto calls = [&] {
+      softmax(x, {y});
+      log_softmax(x, {log_y});
+      sum(x, {total});
+      mean(x, {means});
+      amax(x, {maxima});
+    };
+    calls();  // warm-up: the entries are built outside the capture
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
 
     cudaGraph_t graph = nullptr;
     ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    softmax(x, {y});
-    sum(x, {total});
+    calls();
     ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
     cudaGraphExec_t exec = nullptr;
     ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
 
     x.copy_from(random_host({4, 128256}, dtype, next_seed()));
-    y.copy_from(poisoned_gpu({4, 128256}, dtype));
-    total.copy_from(poisoned_gpu({}, dtype));
+    for (Tensor* out : {&y, &log_y, &total, &means, &maxima})
+      out->copy_from(poisoned_gpu(out->shape(), dtype));
     const references::Inputs before = host_inputs({x});
     ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
     expect_matches_reference(softmax, before, {x}, {y});
+    expect_matches_reference(log_softmax, before, {x}, {log_y});
     expect_matches_reference(sum, before, {x}, {total});
+    expect_matches_reference(mean, before, {x}, {means});
+    expect_matches_reference(amax, before, {x}, {maxima});
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
   }
