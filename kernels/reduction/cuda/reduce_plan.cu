@@ -20,6 +20,10 @@ constexpr std::int64_t kWarpElements = 4096;
 constexpr std::int64_t kMinChunkElements = 8192;
 // The fewest reduced steps of a column split worth a block of its own.
 constexpr std::int64_t kMinSplitSteps = 32;
+// Blocks per SM that a call of few outputs is split into (a run into chunks, or a column's steps
+// across blocks), each finished by a second kernel. 1, 2, 8 and 16 were slower at Sum over dim 0
+// and over every axis of [2048, 4096] (bench/results/2026-12-04-h200-reductions-cub-and-splits.md).
+constexpr std::int64_t kSplitBlocksPerSm = 4;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -123,7 +127,7 @@ ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool
     l.chunk_len = l.run;
     if (l.segments == 1 && l.items < 2 * sms && l.run >= 2 * kMinChunkElements) {
       const std::int64_t chunks =
-          std::min(ceil_div(4 * sms, l.items), ceil_div(l.run, kMinChunkElements));
+          std::min(ceil_div(kSplitBlocksPerSm * sms, l.items), ceil_div(l.run, kMinChunkElements));
       // Chunks start on a vector boundary.
       l.chunk_len = ceil_div(ceil_div(l.run, chunks), vector) * vector;
       l.chunks = ceil_div(l.run, l.chunk_len);
@@ -146,7 +150,8 @@ ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool
     const std::int64_t blocks = l.items * ceil_div(accesses, reduction::kColumnAccesses);
     std::int64_t splits = 1;
     if (blocks < 2 * sms && l.count >= 2 * kMinSplitSteps)
-      splits = std::min({ceil_div(4 * sms, blocks), ceil_div(l.count, kMinSplitSteps), kMaxSplits});
+      splits = std::min({ceil_div(kSplitBlocksPerSm * sms, blocks),
+                         ceil_div(l.count, kMinSplitSteps), kMaxSplits});
     l.chunk_len = ceil_div(l.count, splits);
     l.chunks = ceil_div(l.count, l.chunk_len);
     l.threads = reduction::kColumnAccesses * reduction::kColumnSteps;
