@@ -50,9 +50,11 @@ int main() {
   CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  // SumFwdOp's hidden-state row, the bandwidth rows and the all-dims sum of the largest.
-  const Shape shapes[] = {
-      {2048, 4096, false}, {4096, 16384, false}, {16384, 8192, false}, {16384, 8192, true}};
+  // SumFwdOp's hidden-state row, the bandwidth rows and the all-dims sum of the largest; then
+  // all-dims sums at the manifest's sizes: [2048, 4096] (Amax's fp8-per-tensor) and [2048, 8192],
+  // the bytes of Sum's float32 hidden-state-full ([2048, 4096]).
+  const Shape shapes[] = {{2048, 4096, false}, {4096, 16384, false}, {16384, 8192, false},
+                          {16384, 8192, true}, {2048, 4096, true},   {2048, 8192, true}};
   for (const Shape& s : shapes) {
     const long long n = s.rows * s.cols;
     const long long outputs = s.all ? 1 : s.rows;
