@@ -6,11 +6,13 @@
 // TILEOPS_REQUIRE_GPU=1 is set (scripts/gpu-check sets it), and then it fails.
 #pragma once
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -157,6 +159,41 @@ class CheckingMode {
 
  private:
   std::optional<EnvGuard> env_;
+};
+
+// `calls` captured once on `stream` into an instantiated CUDA graph, after one run outside the
+// capture (the ops build their entries there, which a capture must not see); destroyed with the
+// object. A failure to capture is a test failure, and `replay` then does nothing.
+class CapturedCalls {
+ public:
+  CapturedCalls(cudaStream_t stream, const std::function<void()>& calls) : stream_(stream) {
+    calls();
+    EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    EXPECT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    calls();
+    EXPECT_EQ(cudaStreamEndCapture(stream, &graph_), cudaSuccess);
+    if (graph_ != nullptr) {
+      EXPECT_EQ(cudaGraphInstantiate(&exec_, graph_, 0), cudaSuccess);
+    }
+  }
+  ~CapturedCalls() {
+    if (exec_ != nullptr) cudaGraphExecDestroy(exec_);
+    if (graph_ != nullptr) cudaGraphDestroy(graph_);
+  }
+  CapturedCalls(const CapturedCalls&) = delete;
+  CapturedCalls& operator=(const CapturedCalls&) = delete;
+
+  // Launches the graph and waits for it.
+  void replay() {
+    ASSERT_NE(exec_, nullptr);
+    ASSERT_EQ(cudaGraphLaunch(exec_, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  }
+
+ private:
+  cudaStream_t stream_;
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 }  // namespace tileops::test_cuda

@@ -253,27 +253,17 @@ TEST(CudaActivation, GraphReplayOnNewValues) {
       gelu(x, {z});
       gelu_erf(x, {z_erf});
     };
-    calls();  // warm-up: the entries are built outside the capture
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-    cudaGraph_t graph = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    calls();
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    CapturedCalls graph(stream, calls);
     x.copy_from(random_host({64, 2 * 4096}, dtype, next_seed()));
     for (Tensor* out : {&y, &y_gelu, &z, &z_silu, &z_erf})
       out->copy_from(poisoned_gpu(out->shape(), dtype));
     const references::Inputs before = host_inputs({x});
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    graph.replay();
     expect_matches_reference(gated, before, {x}, {y});
     expect_matches_reference(gelu_gated, before, {x}, {y_gelu});
     expect_matches_reference(silu, before, {x}, {z_silu});
     expect_matches_reference(gelu, before, {x}, {z});
     expect_matches_reference(gelu_erf, before, {x}, {z_erf});
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
   }
   cudaStreamDestroy(stream);
 }

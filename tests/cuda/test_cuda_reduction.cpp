@@ -638,29 +638,18 @@ TEST(CudaReduction, CallsCapturedInAGraphReplayOnNewValues) {
       mean(x, {means});
       amax(x, {maxima});
     };
-    calls();  // warm-up: the entries are built outside the capture
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
-
-    cudaGraph_t graph = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    calls();
-    ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+    CapturedCalls graph(stream, calls);
 
     x.copy_from(random_host({4, 128256}, dtype, next_seed()));
     for (Tensor* out : {&y, &log_y, &total, &means, &maxima})
       out->copy_from(poisoned_gpu(out->shape(), dtype));
     const references::Inputs before = host_inputs({x});
-    ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+    graph.replay();
     expect_matches_reference(softmax, before, {x}, {y});
     expect_matches_reference(log_softmax, before, {x}, {log_y});
     expect_matches_reference(sum, before, {x}, {total});
     expect_matches_reference(mean, before, {x}, {means});
     expect_matches_reference(amax, before, {x}, {maxima});
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(graph);
   }
   cudaStreamDestroy(stream);
 }
