@@ -130,7 +130,7 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
       kernel = launch.row_scalar[scalar];
       blocks = ceil_div(numel / per_vector, kBinaryThreads);
     } else {
-      plan_tiles(p, launch.path == BinaryPath::kRows ? per_vector : std::int64_t{1});
+      plan_tiles(p, rows ? per_vector : std::int64_t{1});
       blocks = p.tiles;
     }
   }
