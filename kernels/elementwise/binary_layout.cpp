@@ -16,7 +16,32 @@ std::int64_t stride_against(const Tensor& t, std::size_t rank, std::size_t k) {
 
 std::uint64_t lowest_bit(std::uint64_t v) { return v & (~v + 1); }
 
+// Whether an input is laid out like the output: step 1 along the row and, along each outer axis,
+// the output's stride.
+bool like_output(const BinaryLayout& l, std::int64_t step, const std::int64_t* outer) {
+  if (step != 1) return false;
+  std::int64_t stride = l.cols;
+  for (int k = l.outer_rank - 1; k >= 0; --k) {
+    if (l.outer_shape[k] != 1 && outer[k] != stride) return false;
+    stride *= l.outer_shape[k];
+  }
+  return true;
+}
+
 }  // namespace
+
+RowsChoice rows_kernel(const BinaryLayout& l) {
+  if (l.outer_rank == 1 && l.a_step == 1 && l.b_step == 1) {
+    if (l.a_outer[0] == l.cols && l.b_outer[0] == 0) return {RowsKernel::kRepeatedRow, true};
+    if (l.b_outer[0] == l.cols && l.a_outer[0] == 0) return {RowsKernel::kRepeatedRow, false};
+  }
+  if (l.outer_rank >= 1) {
+    if (l.b_step == 0 && like_output(l, l.a_step, l.a_outer)) return {RowsKernel::kRowScalar, true};
+    if (l.a_step == 0 && like_output(l, l.b_step, l.b_outer))
+      return {RowsKernel::kRowScalar, false};
+  }
+  return {};
+}
 
 bool binary_layout(const Tensor& a, const Tensor& b, const Shape& out_shape, BinaryLayout& layout) {
   layout = BinaryLayout{};

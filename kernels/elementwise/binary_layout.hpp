@@ -45,4 +45,15 @@ bool binary_layout(const Tensor& a, const Tensor& b, const Shape& out_shape, Bin
 // row with a stride other than 0 or 1 (its rows cannot be read as vectors).
 std::uint8_t binary_row_alignment(const BinaryLayout& layout, std::size_t itemsize);
 
+// The kernel of the CUDA rows path that serves a layout (Note [Binary kernels] in
+// cuda/binary.cuh): the vector kernel's cut where one input is a row repeated over the rows of
+// the other, contiguous one ([M, N] + [N]), or one value per row beside an input laid out like the
+// output ([M, N] + [M, 1], [B, C, H, W] + [C, 1, 1]); the rows kernel's tiles otherwise.
+enum class RowsKernel { kTiles, kRepeatedRow, kRowScalar };
+struct RowsChoice {
+  RowsKernel kernel = RowsKernel::kTiles;
+  bool b = true;  // the repeated row or the values per row are b's (else a's)
+};
+RowsChoice rows_kernel(const BinaryLayout& layout);
+
 }  // namespace tileops::kernels

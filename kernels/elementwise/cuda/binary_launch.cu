@@ -33,36 +33,6 @@ void plan_tiles(BinaryParams& p, std::int64_t pack) {
   p.tiles = ceil_div(p.layout.rows, groups) * p.chunks_per_row;
 }
 
-// Which input of a rows-path layout is one row repeated over the rows of the other, contiguous one
-// (Note [Binary kernels]'s repeated row): 1 for b, 0 for a, -1 for neither.
-int repeated_row(const BinaryLayout& l) {
-  if (l.outer_rank != 1 || l.a_step != 1 || l.b_step != 1) return -1;
-  if (l.a_outer[0] == l.cols && l.b_outer[0] == 0) return 1;
-  if (l.b_outer[0] == l.cols && l.a_outer[0] == 0) return 0;
-  return -1;
-}
-
-// Whether an input of a layout is laid out like the output: step 1 along the row and, along each
-// outer axis, the output's stride.
-bool like_output(const BinaryLayout& l, std::int64_t step, const std::int64_t* outer) {
-  if (step != 1) return false;
-  std::int64_t stride = l.cols;
-  for (int k = l.outer_rank - 1; k >= 0; --k) {
-    if (l.outer_shape[k] != 1 && outer[k] != stride) return false;
-    stride *= l.outer_shape[k];
-  }
-  return true;
-}
-
-// Which input of a rows-path layout holds one value per row beside the other laid out like the
-// output (Note [Binary kernels]'s row scalar): 1 for b, 0 for a, -1 for neither.
-int row_scalar(const BinaryLayout& l) {
-  if (l.outer_rank < 1) return -1;
-  if (l.b_step == 0 && like_output(l, l.a_step, l.a_outer)) return 1;
-  if (l.a_step == 0 && like_output(l, l.b_step, l.b_outer)) return 0;
-  return -1;
-}
-
 // Throws unless a block of `kernel` fits on a multiprocessor of the current device.
 void require_resident(const void* kernel) {
   int per_sm = 0;
@@ -120,14 +90,13 @@ void launch_binary(const BinaryLaunch& launch, const Tensor& a, const Tensor& b,
       throw OpNotAvailableError("binary (cuda): more than " + std::to_string(kMaxBinaryAxes) +
                                 " axes remain after merging");
     const bool rows = launch.path == BinaryPath::kRows;
-    const int row = rows ? repeated_row(p.layout) : -1;
-    const int scalar = rows && row < 0 ? row_scalar(p.layout) : -1;
-    if (row >= 0) {
-      // The rows path's alignment makes the row a whole number of vectors.
-      kernel = launch.repeated_row[row];
+    const RowsChoice choice = rows ? rows_kernel(p.layout) : RowsChoice{};
+    // The rows path's alignment makes a row a whole number of vectors.
+    if (choice.kernel == RowsKernel::kRepeatedRow) {
+      kernel = launch.repeated_row[choice.b ? 1 : 0];
       blocks = ceil_div(numel / per_vector, std::int64_t{kBinaryThreads} * kRepeatedRowUnroll);
-    } else if (scalar >= 0) {
-      kernel = launch.row_scalar[scalar];
+    } else if (choice.kernel == RowsKernel::kRowScalar) {
+      kernel = launch.row_scalar[choice.b ? 1 : 0];
       blocks = ceil_div(numel / per_vector, kBinaryThreads);
     } else {
       plan_tiles(p, rows ? per_vector : std::int64_t{1});
