@@ -10,9 +10,10 @@
 //            thread per column vector, the splits' partials summed in order, 8 loads in flight)
 //            or, in the same kernel, the last block of a column group to arrive (a ticket from
 //            one atomic counter per group) sums the group's partials in split order.
-//   full     a grid of blocks each summing a contiguous share with kUnroll float4 loads in
-//            flight a thread, a block total through warp shuffles, and the last block to arrive
-//            summing the block totals in block order (one launch).
+//   full     a grid of blocks each summing a contiguous share with kUnroll 16-byte loads in
+//            flight a thread (float32, and bfloat16 at Amax fp8-per-tensor's size, 38.7%), a block
+//            total through warp shuffles, and the last block to arrive summing the block totals in
+//            block order (one launch).
 // Every variant is checked against float64 sums of the same input first (FAIL on a miss), then
 // timed as the library times (sets rotated beyond 4x the L2, graphs of launches, the median
 // batch). Run `tileops bench SumFwdOp` in the same call for the library's figures.
@@ -134,24 +135,35 @@ __global__ void __launch_bounds__(kThreads)
   if (threadIdx.x == 0) counters[blockIdx.x] = 0;
 }
 
-// The whole float32 tensor's sum: block b sums float4s [b * share, (b + 1) * share), then the last
-// block to arrive sums the block totals in block order.
-template <int kUnroll>
+// The whole tensor's sum (float32, or bfloat16 with kBf16): block b sums the 16-byte vectors
+// [b * share, (b + 1) * share), then the last block to arrive sums the block totals in block
+// order.
+template <int kUnroll, bool kBf16>
 __global__ void __launch_bounds__(kThreads)
-    full_last_block(const float4* x, long long n4, float* totals, unsigned* counter, float* out) {
-  const long long share = (n4 + gridDim.x - 1) / gridDim.x;
+    full_last_block(const uint4* x, long long vectors, float* totals, unsigned* counter,
+                    float* out) {
+  const long long share = (vectors + gridDim.x - 1) / gridDim.x;
   const long long begin = blockIdx.x * share;
-  const long long end = min(n4, begin + share);
-  float acc = 0.0f;
+  const long long end = min(vectors, begin + share);
+  float lanes[8] = {};
   for (long long i = begin + threadIdx.x; i < end; i += kThreads * kUnroll) {
-    float4 w[kUnroll];
+    uint4 w[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
       if (i + u * kThreads < end) w[u] = x[i + u * kThreads];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i + u * kThreads < end) acc += (w[u].x + w[u].y) + (w[u].z + w[u].w);
+    for (int u = 0; u < kUnroll; ++u) {
+      if (i + u * kThreads >= end) continue;
+      if constexpr (kBf16) {
+        add8(lanes, w[u]);
+      } else {
+        lanes[0] += __uint_as_float(w[u].x), lanes[1] += __uint_as_float(w[u].y);
+        lanes[2] += __uint_as_float(w[u].z), lanes[3] += __uint_as_float(w[u].w);
+      }
+    }
   }
+  float acc = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) +
+              ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
   __shared__ float warp_totals[kThreads / 32];
   __shared__ bool last;
   for (int o = 16; o > 0; o /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, o);
@@ -285,20 +297,36 @@ void columns(cudaStream_t stream) {
   CHECK(cudaFree(counters));
 }
 
+// kBf16: bfloat16 [2048, 4096] (Amax's fp8-per-tensor size), else float32 (hidden-state-full).
+template <bool kBf16>
 void full(cudaStream_t stream) {
   const long long n = static_cast<long long>(kRows) * kCols;
-  const int sets = static_cast<int>(std::max<long long>(2, 4LL * l2_bytes() / (n * 4) + 1));
-  std::vector<float*> x(sets), out(sets);
+  const long long item = kBf16 ? 2 : 4;
+  const int sets = static_cast<int>(std::max<long long>(2, 4LL * l2_bytes() / (n * item) + 1));
+  std::vector<void*> x(sets);
+  std::vector<float*> out(sets);
   for (int s = 0; s < sets; ++s) {
-    CHECK(cudaMalloc(&x[s], n * 4));
+    CHECK(cudaMalloc(&x[s], n * item));
     CHECK(cudaMalloc(&out[s], 4));
-    fill_f32<<<1024, 256, 0, stream>>>(x[s], n, 23 + s);
+    if constexpr (kBf16)
+      fill_bf16<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(x[s]), n, 23 + s);
+    else
+      fill_f32<<<1024, 256, 0, stream>>>(static_cast<float*>(x[s]), n, 23 + s);
   }
-  std::vector<float> host(n);
-  CHECK(cudaMemcpyAsync(host.data(), x[0], n * 4, cudaMemcpyDeviceToHost, stream));
+  std::vector<unsigned char> host(n * item);
+  CHECK(cudaMemcpyAsync(host.data(), x[0], n * item, cudaMemcpyDeviceToHost, stream));
   CHECK(cudaStreamSynchronize(stream));
   double expected = 0.0, magnitude = 0.0;
-  for (const float v : host) expected += v, magnitude += std::fabs(v);
+  for (long long i = 0; i < n; ++i) {
+    double v;
+    if constexpr (kBf16) {
+      v = experiments::bf16_to_float(reinterpret_cast<const __nv_bfloat16*>(host.data())[i]);
+    } else {
+      v = reinterpret_cast<const float*>(host.data())[i];
+    }
+    expected += v;
+    magnitude += std::fabs(v);
+  }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   float* totals = nullptr;
@@ -306,12 +334,13 @@ void full(cudaStream_t stream) {
   CHECK(cudaMalloc(&totals, 64LL * sms * 4));
   CHECK(cudaMalloc(&counter, 4));
   CHECK(cudaMemset(counter, 0, 4));
-  std::printf("the sum of float32 [%d, %d] (hidden-state-full), %d sets\n", kRows, kCols, sets);
+  std::printf("the sum of %s [%d, %d] (%s), %d sets\n", kBf16 ? "bfloat16" : "float32", kRows,
+              kCols, kBf16 ? "fp8-per-tensor's size" : "hidden-state-full", sets);
   for (int per_sm : {2, 4, 8, 16}) {
     const int blocks = per_sm * sms;
     const auto launch = [&](int s) {
-      full_last_block<4><<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const float4*>(x[s]),
-                                                          n / 4, totals, counter, out[s]);
+      full_last_block<4, kBf16><<<blocks, kThreads, 0, stream>>>(
+          static_cast<const uint4*>(x[s]), n * item / 16, totals, counter, out[s]);
     };
     launch(0);
     float got = 0.0f;
@@ -320,7 +349,7 @@ void full(cudaStream_t stream) {
     const bool ok = std::fabs(got - expected) <= 1e-5 * magnitude;
     char name[64];
     std::snprintf(name, sizeof name, "%d blocks an SM, last block finishes", per_sm);
-    report(name, n * 4.0 + 4.0, experiments::median_launch_us(launch, sets, 64, stream, true), ok);
+    report(name, n * item + 4.0, experiments::median_launch_us(launch, sets, 64, stream, true), ok);
   }
   for (int s = 0; s < sets; ++s) {
     CHECK(cudaFree(x[s]));
@@ -336,6 +365,7 @@ int main() {
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   columns(stream);
-  full(stream);
+  full<false>(stream);
+  full<true>(stream);
   return 0;
 }
