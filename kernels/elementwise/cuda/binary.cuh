@@ -36,7 +36,9 @@
 //            channel [B, C, H, W] + [C, 1, 1]): the same cut, each vector's row and the value's
 //            offset found by 32-bit divisions per thread where the sizes allow: the channel
 //            broadcast [16, 256, 56, 56] + [256, 1, 1] went from 71-72% to 81-83% of the ceiling.
-// Offsets are 64-bit throughout.
+// The rows path's launch picks among the rows kernel, the repeated row and the row scalar from the
+// layout (rows_kernel in binary_layout.hpp, pinned by tests/ops/test_binary_layout.cpp). Offsets
+// are 64-bit throughout.
 #pragma once
 
 #include <cstdint>
