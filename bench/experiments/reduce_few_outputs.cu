@@ -1,10 +1,10 @@
-// An experiment, not part of the library: lean designs for the two 2048-row reductions of #10
-// that the library runs far under the 85% target (bench/results/2026-12-04-h200-reductions-cub-
-// and-splits.md): SumFwdOp's hidden-state-dim0 (bfloat16 [2048, 4096] over dim 0: 13.9 us, 28%)
-// and hidden-state-full (float32 [2048, 4096] over every axis: 15.1 us, 52%). Both reduce into
-// few outputs, so the library splits the reduced axis over blocks and finishes with a second
-// kernel. The designs here keep that two-stage, atomic-free arithmetic (the same bits on every
-// run) but change who holds what:
+// An experiment, not part of the library: lean designs for the 2048-row reductions of #10 that
+// the library runs far under the 85% target
+// (bench/results/2026-12-04-h200-reductions-cub-and-splits.md): SumFwdOp's hidden-state-dim0
+// (bfloat16 [2048, 4096] over dim 0: 13.9 us, 28%) and hidden-state-full (float32 [2048, 4096] over
+// every axis: 15.1 us, 52%). Both reduce into few outputs, so the library splits the reduced axis
+// over blocks and finishes with a second kernel. The designs here keep that two-stage, atomic-free
+// arithmetic (the same bits on every run) but change who holds what:
 //   columns  a thread owns one 16-byte column vector (8 outputs) of a split of the rows, kUnroll
 //            rows in flight, and writes 8 float32 partials; then either a finishing kernel (a
 //            thread per column vector, the splits' partials summed in order, 8 loads in flight)
