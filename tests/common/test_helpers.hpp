@@ -1,5 +1,5 @@
-// Helpers shared by the test folders: the text of the error a call raises, and tensors that claim
-// to live on a CUDA device.
+// Helpers shared by the test folders: the text of the error a call raises, tensors that claim to
+// live on a CUDA device, and PyTorch's broadcast of two shapes written out.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +40,19 @@ inline Tensor host_backed_cuda_tensor(Shape shape, DType dtype, int index) {
   }
   for (std::int64_t v : s) strides.push_back(v);
   return Tensor::from_blob(backing->data(), shape, strides, dtype, Device::cuda(index), backing);
+}
+
+// The shape of a and b broadcast together by PyTorch's rules (right-aligned; an axis of length 1
+// takes the other's length), written out here rather than taken from the library it checks.
+inline Shape broadcast_shape(const Shape& a, const Shape& b) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out = Shape::filled(rank, 1);
+  for (std::size_t k = 0; k < rank; ++k) {
+    const std::int64_t da = k + a.size() < rank ? 1 : a[k + a.size() - rank];
+    const std::int64_t db = k + b.size() < rank ? 1 : b[k + b.size() - rank];
+    out[k] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 }  // namespace tileops::test_common

@@ -31,17 +31,7 @@ Tensor random_values(const Shape& shape, DType dtype) {
 
 Value alpha_for(DType dtype) { return is_floating(dtype) ? Value(0.5) : Value(std::int64_t{3}); }
 
-// The shape of a and b broadcast together (PyTorch's rules), for the out buffer.
-Shape broadcast_shape(const Shape& a, const Shape& b) {
-  const std::size_t rank = std::max(a.size(), b.size());
-  Shape out = Shape::filled(rank, 1);
-  for (std::size_t k = 0; k < rank; ++k) {
-    const std::int64_t da = k + a.size() < rank ? 1 : a[k + a.size() - rank];
-    const std::int64_t db = k + b.size() < rank ? 1 : b[k + b.size() - rank];
-    out[k] = da == 1 ? db : da;
-  }
-  return out;
-}
+using test_common::broadcast_shape;
 
 // Runs add and mul on (a, b) into poisoned outputs and checks both; returns the keys that served.
 std::pair<std::string, std::string> check_add_and_mul(const Tensor& a, const Tensor& b) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "common/test_helpers.hpp"
 #include "kernels/elementwise/binary_layout.hpp"
 #include "tileops/core/tensor.hpp"
 
@@ -30,21 +31,11 @@ std::string name(RowsKernel k) {
   return "?";
 }
 
-Shape broadcast(const Shape& a, const Shape& b) {
-  const std::size_t rank = std::max(a.size(), b.size());
-  Shape out = Shape::filled(rank, 1);
-  for (std::size_t k = 0; k < rank; ++k) {
-    const std::int64_t da = k + a.size() >= rank ? a[k + a.size() - rank] : 1;
-    const std::int64_t db = k + b.size() >= rank ? b[k + b.size() - rank] : 1;
-    out[k] = da == 1 ? db : da;
-  }
-  return out;
-}
-
 void expect_kernel(const Tensor& a, const Tensor& b, Expected want) {
   SCOPED_TRACE(a.shape().str() + " with " + b.shape().str());
   kernels::BinaryLayout layout;
-  ASSERT_TRUE(kernels::binary_layout(a, b, broadcast(a.shape(), b.shape()), layout));
+  ASSERT_TRUE(
+      kernels::binary_layout(a, b, test_common::broadcast_shape(a.shape(), b.shape()), layout));
   const kernels::RowsChoice got = kernels::rows_kernel(layout);
   EXPECT_EQ(name(got.kernel), name(want.kernel));
   if (want.kernel != RowsKernel::kTiles) {

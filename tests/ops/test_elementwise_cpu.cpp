@@ -23,19 +23,10 @@ namespace {
 
 namespace k = kernels::cpu;
 
-// PyTorch broadcasting, written out: the broadcast shape, and for an output element the flat
-// index of the input element it reads.
-Shape broadcast_shape(const Shape& a, const Shape& b) {
-  const std::size_t rank = std::max(a.size(), b.size());
-  Shape out = Shape::filled(rank, 1);
-  for (std::size_t k = 0; k < rank; ++k) {
-    const std::int64_t da = k + a.size() >= rank ? a[k + a.size() - rank] : 1;
-    const std::int64_t db = k + b.size() >= rank ? b[k + b.size() - rank] : 1;
-    out[k] = da == 1 ? db : da;
-  }
-  return out;
-}
+using test_common::broadcast_shape;
 
+// PyTorch broadcasting, written out: for an output element the flat index of the input element it
+// reads.
 std::int64_t source_index(std::int64_t flat, const Shape& out, const Shape& in) {
   std::int64_t index = 0;
   std::int64_t stride = 1;

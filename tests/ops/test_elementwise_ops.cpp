@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/test_helpers.hpp"
 #include "elementwise.hpp"
 #include "ops_testing.hpp"
 #include "tileops/op/registry.hpp"
@@ -25,17 +26,7 @@ namespace {
 
 enum class Kind { kAdd, kMul };
 
-// The broadcast shape (PyTorch rules), computed here.
-Shape broadcast_shape(const Shape& a, const Shape& b) {
-  const std::size_t rank = std::max(a.size(), b.size());
-  Shape out = Shape::filled(rank, 1);
-  for (std::size_t i = 0; i < rank; ++i) {
-    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
+using test_common::broadcast_shape;
 
 // For each element of the output (row-major), the flat index of the element of an input of
 // shape `in` that broadcasts onto it.
