@@ -1,6 +1,7 @@
 // An experiment, not part of the library: lean designs for the 2048-row reductions of #10 that
 // the library runs far under the 85% target
-// (bench/results/2026-12-04-h200-reductions-cub-and-splits.md): SumFwdOp's hidden-state-dim0
+// (bench/results/2026-12-04-h200-reductions-cub-and-splits.md; this experiment's results:
+// bench/results/2026-12-04-h200-reduction-column-tiles.md): SumFwdOp's hidden-state-dim0
 // (bfloat16 [2048, 4096] over dim 0: 13.9 us, 28%) and hidden-state-full (float32 [2048, 4096] over
 // every axis: 15.1 us, 52%). Both reduce into few outputs, so the library splits the reduced axis
 // over blocks and finishes with a second kernel. The designs here keep that two-stage, atomic-free

@@ -296,12 +296,17 @@ const Reduction kReductions[] = {
     {{2, 70001}, Shape{1}},        // few long odd rows: chunks, one element per access
     {{64, 1000}, Shape{0}},        // columns
     {{3000, 24}, Shape{0}, true},  // narrow columns: the steps split across blocks
+    {{2048, 520}, Shape{0}},       // split columns, three tiles, the last partly idle
     {{3, 5, 7}, Shape{1}},
     {{4, 32, 256}, Shape{0, 2}},  // not adjacent: rows of several runs
     {{2, 3, 4, 5}, Shape{1, 3}, true},
-    {{2, 3, 4, 5}, Shape{0, 2}},  // not adjacent, the innermost kept
+    {{2, 3, 4, 5}, Shape{0, 2}},      // not adjacent, the innermost kept
+    {{64, 4, 32, 256}, Shape{0, 2}},  // the same, split across blocks
     {{6, 8, 10}, std::nullopt},
-    {{70000}, Shape{}},  // every axis: chunks and a finishing kernel
+    {{70000}, Shape{}},          // every axis: chunks and a finishing kernel
+    {{3, 70000}, std::nullopt},  // every axis, whole vectors: held chunks, the last shorter
+    {{20000}, Shape{}},          // every axis: one held row (bf16), two chunks (float32)
+    {{1, 262144}, Shape{-1}},    // one long row (the rows paths): held chunks
     {{5, 1, 7}, Shape{1}},
     {{5, 1, 8}, Shape{-1, 0}, true},
     {{1, 1}, Shape{0}},

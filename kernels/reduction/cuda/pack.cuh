@@ -3,6 +3,8 @@
 // one kernel template. Framework-free.
 #pragma once
 
+#include <type_traits>
+
 #include "kernels/common/cuda/vec.cuh"
 
 namespace tileops::kernels::cuda::reduction {
@@ -28,6 +30,24 @@ struct Pack {
 #pragma unroll
       for (int e = 0; e < kN; ++e) p.v[e] = at[e];
       return p;
+    }
+  }
+  // load_once's bytes as loaded, unpacked by from_raw where they are used: a vector stays in 4
+  // registers in between, where a Pack of 16-bit elements may take 8 (the column kernel's 8
+  // vectors in flight took 128 registers as Packs, 64 as raw words).
+  using Raw = std::conditional_t<kVector, uint4, Pack>;
+  __device__ static Raw load_raw_once(const T* at) {
+    if constexpr (kVector) {
+      return __ldcs(reinterpret_cast<const uint4*>(at));
+    } else {
+      return load_once(at);
+    }
+  }
+  __device__ static Pack from_raw(const Raw& raw) {
+    if constexpr (kVector) {
+      return from(*reinterpret_cast<const Vec<T>*>(&raw));
+    } else {
+      return raw;
     }
   }
   // Data read again soon (the first pass of a row read twice): kept in L2.

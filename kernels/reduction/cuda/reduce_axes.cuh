@@ -9,15 +9,17 @@
 //   - rows (reduce_rows_kernel), the innermost group reduced: each output reduces `segments`
 //     contiguous runs (one unless reduced axes are not adjacent, e.g. [4, 128, 4096] over dims
 //     [0, 2]), read with 16-byte accesses, four in flight per thread, by a warp per output (up to
-//     4096 elements) or a block per output. A few long outputs (a full reduction is one) are cut
-//     into chunks, a block each, whose partials a second kernel combines: two stages, no atomics
-//     and no host synchronisation, the same bits on every run.
+//     4096 elements) or a block per output. A few long outputs are cut into chunks, a block
+//     each, whose partials a second kernel combines: two stages, no atomics and no host
+//     synchronisation, the same bits on every run. One long aligned run (a reduction of every
+//     element) is cut into the held rows kernel's chunks instead (Note [Held chunks]).
 //   - held rows (reduce_held_rows_kernel, the rows paths only): the trailing axes reduced over
 //     rows a block holds in registers, a block per row (Note [Held rows]).
 //   - columns (reduce_columns_kernel), the innermost group kept: a block covers 32 accesses of
-//     adjacent outputs (a warp reads 512 contiguous bytes per step) by 8 threads that split the
+//     adjacent outputs (a warp reads 512 contiguous bytes per step) by 16 threads that split the
 //     reduced steps, merged through shared memory; when the outputs are too narrow to fill the
-//     device the reduced steps are also split across blocks (grid y) with a finishing kernel.
+//     device the reduced steps are also split across blocks (grid y) with a finishing kernel
+//     (Note [Column splits]).
 // Offsets of the kept and reduced groups are decoded per output, per segment or per step only
 // when there are several groups; the common single group costs a multiplication. Accumulation is
 // in float32 (integers in their own type for amax), rounded to T once; amax propagates NaN as
@@ -123,11 +125,18 @@ struct ReduceParams {
 inline constexpr int kReduceUnroll = 4;
 // The column kernel's block: accesses across adjacent outputs by threads splitting the steps.
 inline constexpr int kColumnAccesses = 32;
-inline constexpr int kColumnSteps = 8;
+inline constexpr int kColumnSteps = 16;
+// Steps a column thread loads at once: 8 vectors fit the 64 registers of two blocks an SM as raw
+// words (Pack::Raw); the offsets of several groups take more, so those kernels load 4.
+inline constexpr int kColumnUnroll = 8;
+// Partials a thread of the column finish loads at once.
+inline constexpr int kFinishUnroll = 16;
 
-// The offset in x of the multi-index of `groups` whose row-major rank is `flat`.
+// The offset in x of the multi-index of `groups` whose row-major rank is `flat`; with kSeveral
+// false, `groups` holds at most one group (its stride zero when none), and no division is compiled.
+template <bool kSeveral = true>
 __device__ __forceinline__ std::int64_t offset_of(std::int64_t flat, const AxisGroups& groups) {
-  if (groups.count == 1) return flat * groups.stride[0];
+  if (!kSeveral || groups.count == 1) return flat * groups.stride[0];
   std::int64_t offset = 0;
   for (int g = groups.count - 1; g >= 0; --g) {
     offset += (flat % groups.size[g]) * groups.stride[g];
@@ -206,65 +215,113 @@ __global__ void __launch_bounds__(256) reduce_rows_kernel(ReduceParams p) {
 }
 
 // ---- Columns: blocks of kColumnAccesses x kColumnSteps threads; grid y splits the steps. ----
-template <class Pol, class T, int kN>
-__global__ void __launch_bounds__(kColumnAccesses* kColumnSteps)
+// Note [Column splits]
+// Outputs too few to fill the device (Sum over dim 0 of [2048, 4096]: 16 tiles of 256 columns)
+// have their reduced steps split across blocks. The plan rounds the splits down so that the
+// blocks fill the device once at the two an SM of the launch bounds: a block past them waits for
+// a whole block's time. A thread loads its kColumnUnroll steps at once as raw 16-byte words
+// (Pack::Raw); a split writes its partials [split][output], coalesced, and
+// reduce_finish_columns_kernel, a dependent launch, gives each output a thread that loads
+// kFinishUnroll splits at once and adds them in split order. On the H200 (`tileops bench`,
+// bench/results/2026-12-04-h200-reduction-column-tiles.md) dim 0 of [2048, 4096] went 14.09 ->
+// 7.77 us: 8 threads a tile and 33 splits (4 blocks an SM, 1.3 waves) with a warp per output
+// finishing -> 16 threads and 17 splits 12.57 -> 16 splits 8.82 -> 8 raw steps 7.77. Kernels of
+// several kept or reduced groups decode offsets with 64-bit divisions; they load 4 steps at once
+// and still spill a few registers (ptxas -v), which only those rare layouts pay.
+// kSeveral: the kept or the reduced axes form several groups (else the offsets are products).
+template <class Pol, class T, int kN, bool kSeveral>
+__global__ void __launch_bounds__(kColumnAccesses* kColumnSteps, 2)
     reduce_columns_kernel(ReduceParams p) {
   using M = typename Pol::M;
   using Acc = typename M::Acc;
   using P = Pack<T, kN>;
-  __shared__ Acc partial[kColumnSteps][kColumnAccesses * kN];
+  // A thread's kN sums at a stride of kN + 1 (kN > 1): the steps' stores and the merge's loads
+  // fall in distinct banks.
+  constexpr int kStride = kN > 1 ? kN + 1 : 1;
+  constexpr int kColumns = kColumnAccesses * kN;  // outputs of a tile
+  constexpr int kUnroll = kSeveral ? kColumnUnroll / 2 : kColumnUnroll;
+  __shared__ Acc partial[kColumnSteps][kColumnAccesses * kStride];
   const std::int64_t width = p.run / kN;  // accesses across the innermost kept group
   const std::int64_t tiles = (width + kColumnAccesses - 1) / kColumnAccesses;
   const std::int64_t items = p.items * tiles;
   const int tx = static_cast<int>(threadIdx.x);
   const int ty = static_cast<int>(threadIdx.y);
+  const int t = ty * kColumnAccesses + tx;
   const std::int64_t split = blockIdx.y;
   const std::int64_t begin = split * p.chunk_len;
   const std::int64_t end = min(p.count, begin + p.chunk_len);
+  begin_dependent_kernel();
   for (std::int64_t item = blockIdx.x; item < items; item += gridDim.x) {
-    const std::int64_t access = (item % tiles) * kColumnAccesses + tx;
+    const std::int64_t first_access = (item % tiles) * kColumnAccesses;
+    const std::int64_t access = first_access + tx;
     const bool active = access < width;
     const std::int64_t outer = item / tiles;
-    const T* base =
-        static_cast<const T*>(p.x) + offset_of(outer, p.kept) + (active ? access * kN : 0);
+    const T* base = static_cast<const T*>(p.x) + offset_of<kSeveral>(outer, p.kept) +
+                    (active ? access * kN : 0);
     Acc acc[kN];
 #pragma unroll
     for (int e = 0; e < kN; ++e) acc[e] = M::identity();
     if (active) {
-      for (std::int64_t r = begin + ty; r < end; r += kReduceUnroll * kColumnSteps) {
-        P v[kReduceUnroll];
+      for (std::int64_t r = begin + ty; r < end; r += kUnroll * kColumnSteps) {
+        typename P::Raw v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kReduceUnroll; ++u) {
+        for (int u = 0; u < kUnroll; ++u) {
           const std::int64_t at = r + u * kColumnSteps;
-          if (at < end)
-            v[u] = P::load_once(base + (p.reduced.count > 0 ? offset_of(at, p.reduced) : 0));
+          if (at < end) v[u] = P::load_raw_once(base + offset_of<kSeveral>(at, p.reduced));
         }
 #pragma unroll
-        for (int u = 0; u < kReduceUnroll; ++u) {
+        for (int u = 0; u < kUnroll; ++u) {
           if (r + u * kColumnSteps >= end) continue;
+          const P pack = P::from_raw(v[u]);
 #pragma unroll
-          for (int e = 0; e < kN; ++e) acc[e] = M::combine(acc[e], Pol::load(v[u].v[e]));
+          for (int e = 0; e < kN; ++e) acc[e] = M::combine(acc[e], Pol::load(pack.v[e]));
         }
       }
     }
 #pragma unroll
-    for (int e = 0; e < kN; ++e) partial[ty][tx * kN + e] = acc[e];
+    for (int e = 0; e < kN; ++e) partial[ty][tx * kStride + e] = acc[e];
     __syncthreads();
-    if (ty == 0 && active) {
+    // Thread t merges output t of the tile over the steps, in step order.
+    const std::int64_t column = first_access * kN + t;
+    if (t < kColumns && column < p.run) {
+      const int at = t / kN * kStride + t % kN;
+      Acc total = partial[0][at];
 #pragma unroll
-      for (int e = 0; e < kN; ++e) {
-        Acc total = partial[0][tx * kN + e];
-#pragma unroll
-        for (int k = 1; k < kColumnSteps; ++k) total = M::combine(total, partial[k][tx * kN + e]);
-        const std::int64_t o = outer * p.run + access * kN + e;
-        if (p.chunks == 1) {
-          static_cast<T*>(p.out)[o] = Pol::finish(total, p.count);
-        } else {
-          static_cast<Acc*>(p.partials)[o * p.chunks + split] = total;
-        }
+      for (int k = 1; k < kColumnSteps; ++k) total = M::combine(total, partial[k][at]);
+      const std::int64_t o = outer * p.run + column;
+      if (p.chunks == 1) {
+        static_cast<T*>(p.out)[o] = Pol::finish(total, p.count);
+      } else {
+        static_cast<Acc*>(p.partials)[split * p.items * p.run + o] = total;
       }
     }
     __syncthreads();  // the next item overwrites `partial`
+  }
+}
+
+// The column outputs from the splits' partials [split][output] (Note [Column splits]): a thread
+// per output, kFinishUnroll loads in flight, combined in split order.
+template <class Pol, class T>
+__global__ void __launch_bounds__(256)
+    reduce_finish_columns_kernel(const void* partials, void* out, std::int64_t outputs,
+                                 std::int64_t splits, std::int64_t count) {
+  using M = typename Pol::M;
+  using Acc = typename M::Acc;
+  const Acc* part = static_cast<const Acc*>(partials);
+  begin_dependent_kernel();
+  for (std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       o < outputs; o += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    Acc acc = M::identity();
+    for (std::int64_t s = 0; s < splits; s += kFinishUnroll) {
+      Acc v[kFinishUnroll];
+#pragma unroll
+      for (int u = 0; u < kFinishUnroll; ++u)
+        if (s + u < splits) v[u] = part[(s + u) * outputs + o];
+#pragma unroll
+      for (int u = 0; u < kFinishUnroll; ++u)
+        if (s + u < splits) acc = M::combine(acc, v[u]);
+    }
+    static_cast<T*>(out)[o] = Pol::finish(acc, count);
   }
 }
 
@@ -303,11 +360,13 @@ inline constexpr int kHeldMinVectors = 32 * kHeldVectors;
 inline constexpr int kHeldMaxVectors = kHeldMaxThreads * kHeldVectors;
 
 // A block of blockDim.x (a multiple of 32, covering n_vec / kHeldVectors) threads per row of
-// n_vec vectors; `count` is the row's element count (for mean).
-template <class Pol, class T>
+// n_vec vectors; `count` is the row's element count (for mean). With kPartials the rows are the
+// chunks of one contiguous run of `vectors` vectors (the last one shorter), and each block writes
+// its accumulator to partials[blockIdx.x] for reduce_finish_kernel (Note [Held chunks]).
+template <class Pol, class T, bool kPartials>
 __global__ void __launch_bounds__(kHeldMaxThreads)
-    reduce_held_rows_kernel(const T* __restrict__ x, T* __restrict__ out, int n_vec,
-                            std::int64_t count) {
+    reduce_held_rows_kernel(const T* __restrict__ x, void* __restrict__ out, int n_vec,
+                            std::int64_t vectors, std::int64_t count) {
   using M = typename Pol::M;
   using Acc = typename M::Acc;
   constexpr int kN = Vec<T>::kSize;
@@ -315,15 +374,18 @@ __global__ void __launch_bounds__(kHeldMaxThreads)
   __shared__ Acc partial[kHeldMaxThreads / 32];
   const int t = static_cast<int>(threadIdx.x);
   const int threads = static_cast<int>(blockDim.x);
-  const T* row = x + static_cast<std::int64_t>(blockIdx.x) * n_vec * kN;
+  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * n_vec;
+  const int n =
+      kPartials ? static_cast<int>(min(static_cast<std::int64_t>(n_vec), vectors - first)) : n_vec;
+  const T* row = x + first * kN;
   // Launched to overlap the previous kernel (Note [Dependent launch] in
   // src/cuda/dependent_launch.hpp), without a prefetch before the wait (Note [Held rows]).
   begin_dependent_kernel();
   P v[kHeldVectors];
 #pragma unroll
   for (int j = 0; j < kHeldVectors; ++j)
-    if (t + j * threads < n_vec) v[j] = P::load_once(row + (t + j * threads) * kN);
-  Acc acc = fold_packs<Pol>(M::identity(), v, [&](int j) { return t + j * threads < n_vec; });
+    if (t + j * threads < n) v[j] = P::load_once(row + (t + j * threads) * kN);
+  Acc acc = fold_packs<Pol>(M::identity(), v, [&](int j) { return t + j * threads < n; });
   const int warp = t / 32;
   const int lane = t % 32;
   acc = warp_all<M, 32>(acc);
@@ -331,27 +393,57 @@ __global__ void __launch_bounds__(kHeldMaxThreads)
   __syncthreads();
   if (warp == 0) {
     acc = warp_all<M, 32>(lane < threads / 32 ? partial[lane] : M::identity());
-    if (lane == 0) out[blockIdx.x] = Pol::finish(acc, count);
+    if (lane == 0) {
+      if constexpr (kPartials) {
+        static_cast<Acc*>(out)[blockIdx.x] = acc;
+      } else {
+        static_cast<T*>(out)[blockIdx.x] = Pol::finish(acc, count);
+      }
+    }
   }
 }
 
-// The outputs from their chunk partials: a warp per output.
-template <class Pol, class T>
+// Note [Held chunks]
+// A reduction of every element (Sum hidden-state-full, Amax fp8-per-tensor) has one output, so
+// the plan cuts its run into chunks of kHeldVectors x kHeldMaxThreads vectors, a block each of the
+// held rows kernel (every load issued before the first is used), and reduce_finish_kernel, a
+// dependent launch placed while they run, adds the chunks' partials with a block. It replaced
+// reduce_rows_kernel's chunks (4 blocks an SM, up to 4 rounds of loads a thread) finished by one
+// warp: on the H200 (`tileops bench`, bench/results/2026-12-04-h200-reduction-column-tiles.md)
+// Sum of float32 [2048, 4096] 15.10 -> 10.95 us, Mean 15.96 -> 10.95, Amax of bfloat16 [2048,
+// 4096] 10.19 -> 7.32 (CUB's DeviceReduce: 7.99). The last block to arrive finishing instead of a
+// second kernel measured the same (bench/experiments/reduce_column_tiles.cu).
+
+// The outputs from their chunk partials [output][chunk]: a logical warp of kLanes lanes per
+// output (0: a block per output, for few outputs of many chunks), combined in a fixed order.
+template <class Pol, class T, int kLanes>
 __global__ void __launch_bounds__(256)
     reduce_finish_kernel(const void* partials, void* out, std::int64_t outputs, std::int64_t chunks,
                          std::int64_t count) {
   using M = typename Pol::M;
   using Acc = typename M::Acc;
-  const int lane = static_cast<int>(threadIdx.x) % 32;
-  const std::int64_t warps = static_cast<std::int64_t>(gridDim.x) * (blockDim.x / 32);
-  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * (blockDim.x / 32);
-       first < outputs; first += warps) {
-    const std::int64_t o = first + threadIdx.x / 32;
+  __shared__ BlockScratch<Acc> scratch;
+  const int lanes = Lanes<kLanes>::size();
+  const int lane = Lanes<kLanes>::lane();
+  const Acc* part = static_cast<const Acc*>(partials);
+  begin_dependent_kernel();
+  const std::int64_t groups = static_cast<std::int64_t>(gridDim.x) * Lanes<kLanes>::per_block();
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * Lanes<kLanes>::per_block();
+       first < outputs; first += groups) {
+    const std::int64_t o = first + Lanes<kLanes>::index();
     Acc acc = M::identity();
-    if (o < outputs)
-      for (std::int64_t c = lane; c < chunks; c += 32)
-        acc = M::combine(acc, static_cast<const Acc*>(partials)[o * chunks + c]);
-    acc = warp_all<M, 32>(acc);
+    if (o < outputs) {
+      for (std::int64_t c = lane; c < chunks; c += kReduceUnroll * lanes) {
+        Acc v[kReduceUnroll];
+#pragma unroll
+        for (int u = 0; u < kReduceUnroll; ++u)
+          if (c + u * lanes < chunks) v[u] = part[o * chunks + c + u * lanes];
+#pragma unroll
+        for (int u = 0; u < kReduceUnroll; ++u)
+          if (c + u * lanes < chunks) acc = M::combine(acc, v[u]);
+      }
+    }
+    acc = group_all<M, kLanes>(acc, scratch);
     if (o < outputs && lane == 0) static_cast<T*>(out)[o] = Pol::finish(acc, count);
   }
 }

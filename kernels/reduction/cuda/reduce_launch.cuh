@@ -21,10 +21,15 @@ void launch_reduce_kernel(const ReduceLaunch& l, const ReduceParams& p, cudaStre
   using Pol = Policy<T>;
   const dim3 grid(static_cast<unsigned>(l.blocks));
   if (l.kernel == ReduceKernel::kColumns) {
-    reduce_columns_kernel<Pol, T, kN>
-        <<<dim3(static_cast<unsigned>(l.blocks), static_cast<unsigned>(l.chunks)),
-           dim3(kColumnAccesses, kColumnSteps), 0, stream>>>(p);
-  } else if (l.lanes == 32) {
+    const bool several = l.kept.count > 1 || l.reduced.count > 1;
+    tileops::cuda::launch_dependent(
+        several ? &reduce_columns_kernel<Pol, T, kN, true>
+                : &reduce_columns_kernel<Pol, T, kN, false>,
+        dim3(static_cast<unsigned>(l.blocks), static_cast<unsigned>(l.chunks)),
+        dim3(kColumnAccesses, kColumnSteps), 0, stream, p);
+    return;
+  }
+  if (l.lanes == 32) {
     reduce_rows_kernel<Pol, T, kN, 32>
         <<<grid, dim3(static_cast<unsigned>(l.threads)), 0, stream>>>(p);
   } else {
@@ -32,6 +37,47 @@ void launch_reduce_kernel(const ReduceLaunch& l, const ReduceParams& p, cudaStre
         <<<grid, dim3(static_cast<unsigned>(l.threads)), 0, stream>>>(p);
   }
   TILEOPS_CUDA_CHECK_LAUNCH();
+}
+
+// The held rows kernel (Note [Held rows]), or with kPartials its chunks of one run (Note [Held
+// chunks]).
+template <class Pol, class T, bool kPartials>
+void launch_held(const ReduceLaunch& l, const void* x, void* out, cudaStream_t stream) {
+  const T* rows = static_cast<const T*>(x);
+  int n_vec = static_cast<int>(l.chunk_len / Vec<T>::kSize);
+  std::int64_t vectors = l.items * l.run / Vec<T>::kSize;
+  std::int64_t count = l.count;
+  void* args[] = {&rows, &out, &n_vec, &vectors, &count};
+  tileops::cuda::launch_dependent(
+      reinterpret_cast<const void*>(&reduce_held_rows_kernel<Pol, T, kPartials>),
+      dim3(static_cast<unsigned>(l.blocks)), dim3(static_cast<unsigned>(l.threads)), args, 0,
+      stream);
+}
+
+// The second kernel of a split plan: the partials of each output combined into it.
+template <class Pol, class T>
+void launch_finish(const ReduceLaunch& l, const void* partials, void* out, cudaStream_t stream) {
+  constexpr std::int64_t kThreads = 256;
+  void* part = const_cast<void*>(partials);
+  std::int64_t outputs = l.outputs, chunks = l.chunks, count = l.count;
+  void* args[] = {&part, &out, &outputs, &chunks, &count};
+  // The columns' partials are [split][output], a thread per output; the others' [output][chunk],
+  // a warp or a block per output.
+  const void* kernel;
+  std::int64_t per_block;
+  if (l.kernel == ReduceKernel::kColumns) {
+    kernel = reinterpret_cast<const void*>(&reduce_finish_columns_kernel<Pol, T>);
+    per_block = kThreads;
+  } else if (l.finish_lanes == 32) {
+    kernel = reinterpret_cast<const void*>(&reduce_finish_kernel<Pol, T, 32>);
+    per_block = kThreads / 32;
+  } else {
+    kernel = reinterpret_cast<const void*>(&reduce_finish_kernel<Pol, T, 0>);
+    per_block = 1;
+  }
+  const auto blocks = static_cast<unsigned>(
+      std::min<std::int64_t>((l.outputs + per_block - 1) / per_block, 0x7fffffff));
+  tileops::cuda::launch_dependent(kernel, dim3(blocks), dim3(kThreads), args, 0, stream);
 }
 
 template <template <class> class Policy, class T>
@@ -48,16 +94,10 @@ void launch_reduce_typed(const ReduceLaunch& l, const void* x, void* out, void* 
     return;
   }
   if (l.kernel == ReduceKernel::kHeld) {
-    // A block per row (Note [Held rows]); `blocks` is the rows, under 2^31 (the plan).
-    const T* rows = static_cast<const T*>(x);
-    T* outputs = static_cast<T*>(out);
-    int n_vec = static_cast<int>(l.run / Vec<T>::kSize);
-    std::int64_t count = l.count;
-    void* args[] = {&rows, &outputs, &n_vec, &count};
-    tileops::cuda::launch_dependent(reinterpret_cast<const void*>(&reduce_held_rows_kernel<Pol, T>),
-                                    dim3(static_cast<unsigned>(l.blocks)),
-                                    dim3(static_cast<unsigned>(l.threads)), args, 0, stream);
-    return;
+    // A block per row or chunk; `blocks` is under 2^31 (the plan).
+    if (l.chunks == 1) return launch_held<Pol, T, false>(l, x, out, stream);
+    launch_held<Pol, T, true>(l, x, scratch, stream);
+    return launch_finish<Pol, T>(l, scratch, out, stream);
   }
   ReduceParams p;
   p.x = x;
@@ -76,14 +116,7 @@ void launch_reduce_typed(const ReduceLaunch& l, const void* x, void* out, void* 
   } else {
     launch_reduce_kernel<Policy, T, 1>(l, p, stream);
   }
-  if (l.chunks > 1) {
-    constexpr std::int64_t kWarps = kThreads / 32;
-    const auto blocks = static_cast<unsigned>(
-        std::min<std::int64_t>((l.outputs + kWarps - 1) / kWarps, 0x7fffffff));
-    reduce_finish_kernel<Pol, T>
-        <<<blocks, kThreads, 0, stream>>>(scratch, out, l.outputs, l.chunks, l.count);
-    TILEOPS_CUDA_CHECK_LAUNCH();
-  }
+  if (l.chunks > 1) launch_finish<Pol, T>(l, scratch, out, stream);
 }
 
 template <template <class> class Policy>

@@ -33,7 +33,8 @@ enum class ReduceKernel {
   kFill,     // no input element: every output is the reduction of nothing
   kRows,     // the innermost axes are reduced: contiguous runs per output
   kColumns,  // the innermost axes are kept: coalesced across adjacent outputs
-  kHeld,     // trailing axes reduced, each row held in a block's registers (the rows paths)
+  kHeld,     // rows held in a block's registers: the rows paths' trailing axes, or one long run's
+             // chunks (chunks > 1)
 };
 
 struct ReduceLaunch {
@@ -53,6 +54,7 @@ struct ReduceLaunch {
   std::int64_t outputs = 0;
   std::int64_t chunks = 1;     // partial results per output (> 1: a second, finishing kernel)
   std::int64_t chunk_len = 0;  // rows: run elements per chunk; columns: reduced steps per chunk
+  int finish_lanes = 32;       // chunks > 1, not columns: a warp (32) or a block (0) per output
   std::int64_t scratch_bytes = 0;
 };
 

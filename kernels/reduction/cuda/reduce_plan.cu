@@ -4,7 +4,7 @@
 #include <array>
 #include <string>
 
-#include "kernels/reduction/cuda/reduce_axes.cuh"  // kColumnAccesses
+#include "kernels/reduction/cuda/reduce_axes.cuh"  // the kernels' constants
 #include "kernels/reduction/cuda/reduce_launch.hpp"
 #include "tileops/core/error.hpp"
 
@@ -18,12 +18,13 @@ constexpr int kThreads = 256;
 constexpr std::int64_t kWarpElements = 4096;
 // The shortest chunk of a run worth a block of its own.
 constexpr std::int64_t kMinChunkElements = 8192;
-// The fewest reduced steps of a column split worth a block of its own.
-constexpr std::int64_t kMinSplitSteps = 32;
-// Blocks per SM that a call of few outputs is split into (a run into chunks, or a column's steps
-// across blocks), each finished by a second kernel. 1, 2, 8 and 16 were slower at Sum over dim 0
-// and over every axis of [2048, 4096] (bench/results/2026-12-04-h200-reductions-cub-and-splits.md).
+// The fewest reduced steps of a column split worth a block of its own: a load per thread.
+constexpr std::int64_t kMinSplitSteps = reduction::kColumnSteps * 4;
+// Blocks per SM that a few long rows are cut into, each chunk finished by a second kernel.
 constexpr std::int64_t kSplitBlocksPerSm = 4;
+// The column kernel's blocks an SM (its launch bounds): a split plan fills the device once with
+// them (Note [Column splits] in reduce_axes.cuh).
+constexpr std::int64_t kColumnBlocksPerSm = 2;
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -125,6 +126,22 @@ ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool
     l.segments = product(l.reduced);
     l.vector = vector_allowed && l.run % vector == 0;
     l.chunk_len = l.run;
+    if (l.items == 1 && l.segments == 1 && l.vector && l.run >= 2 * kMinChunkElements) {
+      // One long contiguous run: chunks of the held rows kernel (Note [Held chunks]).
+      const std::int64_t vectors = l.run / vector;
+      l.kernel = ReduceKernel::kHeld;
+      l.threads = static_cast<int>(
+          std::min<std::int64_t>(reduction::kHeldMaxThreads,
+                                 ceil_div(ceil_div(vectors, reduction::kHeldVectors), 32) * 32));
+      l.chunk_len = static_cast<std::int64_t>(l.threads) * reduction::kHeldVectors * vector;
+      l.chunks = ceil_div(l.run, l.chunk_len);
+      // One chunk is a held row, which the kernel bounds by its length.
+      if (l.chunks == 1) l.chunk_len = l.run;
+      l.blocks = l.chunks;
+      l.finish_lanes = 0;
+      l.scratch_bytes = l.chunks > 1 ? l.chunks * 8 : 0;
+      return l;
+    }
     if (l.segments == 1 && l.items < 2 * sms && l.run >= 2 * kMinChunkElements) {
       const std::int64_t chunks =
           std::min(ceil_div(kSplitBlocksPerSm * sms, l.items), ceil_div(l.run, kMinChunkElements));
@@ -149,14 +166,17 @@ ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool
     const std::int64_t accesses = l.run / (l.vector ? vector : 1);
     const std::int64_t blocks = l.items * ceil_div(accesses, reduction::kColumnAccesses);
     std::int64_t splits = 1;
-    if (blocks < 2 * sms && l.count >= 2 * kMinSplitSteps)
-      splits = std::min({ceil_div(kSplitBlocksPerSm * sms, blocks),
-                         ceil_div(l.count, kMinSplitSteps), kMaxSplits});
+    // Rounded down to fill the device once (Note [Column splits]).
+    if (2 * blocks <= kColumnBlocksPerSm * sms && l.count >= 2 * kMinSplitSteps)
+      splits = std::min(
+          {kColumnBlocksPerSm * sms / blocks, ceil_div(l.count, kMinSplitSteps), kMaxSplits});
     l.chunk_len = ceil_div(l.count, splits);
     l.chunks = ceil_div(l.count, l.chunk_len);
     l.threads = reduction::kColumnAccesses * reduction::kColumnSteps;
     l.blocks = std::min(blocks, kMaxGrid);
   }
+  // A warp finishes an output whose chunks it loads in one round, a block one of more.
+  l.finish_lanes = l.chunks <= 32 * reduction::kReduceUnroll ? 32 : 0;
   if (l.chunks > 1) l.scratch_bytes = l.outputs * l.chunks * 8;  // an accumulator of <= 8 bytes
   return l;
 }
