@@ -35,24 +35,8 @@ __global__ void empty_kernel() { begin_dependent_kernel(); }
 // Launches with dependent launch when `dependent`, in clusters of `cluster` blocks when above 1.
 void launch_with(const void* kernel, dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
                  bool dependent, void** args, int cluster = 1) {
-  cudaLaunchAttribute attributes[2]{};
-  unsigned count = 0;
-  if (dependent) {
-    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
-  }
-  if (cluster > 1) {
-    attributes[count].id = cudaLaunchAttributeClusterDimension;
-    attributes[count++].val.clusterDim = {static_cast<unsigned>(cluster), 1, 1};
-  }
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = count;
-  CHECK(cudaLaunchKernelExC(&config, kernel, args));
+  experiments::launch_kernel(kernel, grid, block, smem, stream, args, dependent,
+                             static_cast<unsigned>(cluster));
 }
 
 // What a kernel may do before griddepcontrol.wait: ask for its cold operands in L2. A prefetch

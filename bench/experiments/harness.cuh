@@ -88,19 +88,28 @@ double median_launch_us(Launch&& launch, int sets, int per_batch, cudaStream_t s
 }
 
 // Launches `kernel` on `stream` with `args`, as a dependent kernel (programmatic stream
-// serialization, as the library's launch_dependent does) unless `dependent` is false.
+// serialization, as the library's launch_dependent does) unless `dependent` is false, and in
+// clusters of `cluster` blocks along x when above 1.
 inline void launch_kernel(const void* kernel, dim3 grid, dim3 block, size_t smem,
-                          cudaStream_t stream, void** args, bool dependent = true) {
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
+                          cudaStream_t stream, void** args, bool dependent = true,
+                          unsigned cluster = 1) {
+  cudaLaunchAttribute attributes[2]{};
+  unsigned count = 0;
+  if (dependent) {
+    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attributes[count++].val.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster > 1) {
+    attributes[count].id = cudaLaunchAttributeClusterDimension;
+    attributes[count++].val.clusterDim = {cluster, 1, 1};
+  }
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem;
   config.stream = stream;
-  config.attrs = dependent ? &attribute : nullptr;
-  config.numAttrs = dependent ? 1 : 0;
+  config.attrs = count > 0 ? attributes : nullptr;
+  config.numAttrs = count;
   CHECK(cudaLaunchKernelExC(&config, kernel, args));
 }
 

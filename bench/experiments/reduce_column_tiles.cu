@@ -38,12 +38,14 @@
 #include <vector>
 
 #include "bench/experiments/harness.cuh"
+#include "bench/experiments/reduce_inputs.cuh"
 
 namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kRows = 2048, kCols = 4096;
+using namespace experiments::reduce;
+
 constexpr int kTileVectors = 32;                // a warp's 512 bytes of a row
 constexpr int kTileColumns = kTileVectors * 8;  // 256 bfloat16 columns
 constexpr int kMaxSplits = 32;
@@ -51,15 +53,6 @@ constexpr int kMaxSplits = 32;
 __device__ __forceinline__ void wait_previous() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-
-__device__ __forceinline__ void add8(float (&acc)[8], const uint4& w) {
-  const unsigned words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    acc[2 * i] += __uint_as_float(words[i] << 16);
-    acc[2 * i + 1] += __uint_as_float(words[i] & 0xffff0000u);
-  }
 }
 
 // The block's sums of its tile (blockIdx.y) over its split (blockIdx.x of gridDim.x) of the rows:
@@ -223,78 +216,36 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-__global__ void fill_bf16(__nv_bfloat16* p, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const unsigned h = static_cast<unsigned>(i * 2654435761u) ^ seed;
-    p[i] = __float2bfloat16(static_cast<float>(h % 2001) / 1000.0f - 1.0f);
-  }
-}
-
-__global__ void fill_f32(float* p, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const unsigned h = static_cast<unsigned>(i * 2654435761u) ^ seed;
-    p[i] = static_cast<float>(h % 2001) / 1000.0f - 1.0f;
-  }
-}
-
-int l2_bytes() {
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  return l2;
-}
-
-void report(const char* name, double bytes, double us, bool ok) {
-  std::printf("%-52s %8.2f us %7.0f GB/s %6.1f%%  %s\n", name, us, bytes / us / 1e3,
-              100.0 * bytes / us / 1e3 / 4250.0, ok ? "ok" : "FAIL");
-}
-
-// Launches `kernel` as a dependent kernel, in clusters of `cluster` blocks along x when above 1.
+// A dependent launch, in clusters of `cluster` blocks along x when above 1.
 void launch(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, void** args,
             unsigned cluster = 1) {
-  cudaLaunchAttribute attributes[2]{};
-  attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[0].val.programmaticStreamSerializationAllowed = 1;
-  attributes[1].id = cudaLaunchAttributeClusterDimension;
-  attributes[1].val.clusterDim.x = cluster;
-  attributes[1].val.clusterDim.y = 1;
-  attributes[1].val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = cluster > 1 ? 2 : 1;
-  CHECK(cudaLaunchKernelExC(&config, kernel, args));
+  experiments::launch_kernel(kernel, grid, block, 0, stream, args, true, cluster);
 }
 
+// The column sums' sweep over one set of inputs, partials and counters.
 struct Columns {
   cudaStream_t stream;
-  int sets;
-  std::vector<__nv_bfloat16*> x, out;
-  std::vector<double> expected, magnitude;
+  Inputs<__nv_bfloat16, __nv_bfloat16> in{stream, true, 11};
   float* partials = nullptr;
   unsigned* counters = nullptr;
 
-  bool check() const {
-    std::vector<__nv_bfloat16> got(kCols);
-    CHECK(cudaMemcpyAsync(got.data(), out[0], kCols * 2, cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamSynchronize(stream));
-    for (int c = 0; c < kCols; ++c)
-      if (!(std::fabs(experiments::bf16_to_float(got[c]) - expected[c]) <=
-            0.0079 * std::fabs(expected[c]) + 2e-5 * magnitude[c]))
-        return false;
-    return true;
+  explicit Columns(cudaStream_t s) : stream(s) {
+    CHECK(cudaMalloc(&partials, static_cast<size_t>(kMaxSplits) * kCols * 4));
+    CHECK(cudaMalloc(&counters, 64 * 4));
+    CHECK(cudaMemset(counters, 0, 64 * 4));
+  }
+  ~Columns() {
+    CHECK(cudaFree(partials));
+    CHECK(cudaFree(counters));
   }
 
+  // Poisons set 0's outputs, runs once and checks them, then times.
   template <class Launch>
   void time(const char* name, Launch&& one) {
-    CHECK(cudaMemsetAsync(out[0], 0xff, kCols * 2, stream));
+    CHECK(cudaMemsetAsync(in.out[0], 0xff, kCols * 2, stream));
     one(0);
-    const bool ok = check();
-    const double bytes = static_cast<double>(kRows) * kCols * 2.0 + kCols * 2.0;
-    report(name, bytes, experiments::median_launch_us(one, sets, 64, stream, true), ok);
+    const bool ok = in.check(0.0079, 2e-5);
+    report(name, in.bytes(), experiments::median_launch_us(one, in.sets, 64, stream, true), ok);
   }
 
   template <int kLanes, int kUnroll>
@@ -305,19 +256,19 @@ struct Columns {
     std::snprintf(name, sizeof name, "split %d, %d lanes, unroll %d, finish kernel", splits, kLanes,
                   kUnroll);
     time(name, [&](int s) {
-      const uint4* in = reinterpret_cast<const uint4*>(x[s]);
-      void* first[] = {&in, &partials, &rows, &vectors};
+      const uint4* x = in.words(s);
+      void* first[] = {&x, &partials, &rows, &vectors};
       launch(reinterpret_cast<const void*>(&tile_partials<kLanes, kUnroll>), grid, block, stream,
              first);
-      void* second[] = {&partials, &out[s], &splits};
+      void* second[] = {&partials, &in.out[s], &splits};
       launch(reinterpret_cast<const void*>(&finish_columns), dim3(kCols / 256), dim3(256), stream,
              second);
     });
     std::snprintf(name, sizeof name, "split %d, %d lanes, unroll %d, last block", splits, kLanes,
                   kUnroll);
     time(name, [&](int s) {
-      const uint4* in = reinterpret_cast<const uint4*>(x[s]);
-      void* args[] = {&in, &partials, &counters, &out[s], &rows, &vectors};
+      const uint4* x = in.words(s);
+      void* args[] = {&x, &partials, &counters, &in.out[s], &rows, &vectors};
       launch(reinterpret_cast<const void*>(&tile_last_block<kLanes, kUnroll>), grid, block, stream,
              args);
     });
@@ -325,8 +276,8 @@ struct Columns {
     std::snprintf(name, sizeof name, "split %d, %d lanes, unroll %d, cluster", splits, kLanes,
                   kUnroll);
     time(name, [&](int s) {
-      const uint4* in = reinterpret_cast<const uint4*>(x[s]);
-      void* args[] = {&in, &out[s], &rows, &vectors};
+      const uint4* x = in.words(s);
+      void* args[] = {&x, &in.out[s], &rows, &vectors};
       launch(reinterpret_cast<const void*>(&tile_cluster<kLanes, kUnroll>), grid, block, stream,
              args, static_cast<unsigned>(splits));
     });
@@ -334,101 +285,41 @@ struct Columns {
 };
 
 void columns(cudaStream_t stream) {
-  const long long n = static_cast<long long>(kRows) * kCols;
-  Columns c{stream, static_cast<int>(std::max<long long>(2, 4LL * l2_bytes() / (n * 2) + 1))};
-  c.x.resize(c.sets);
-  c.out.resize(c.sets);
-  for (int s = 0; s < c.sets; ++s) {
-    CHECK(cudaMalloc(&c.x[s], n * 2));
-    CHECK(cudaMalloc(&c.out[s], kCols * 2));
-    fill_bf16<<<1024, 256, 0, stream>>>(c.x[s], n, 11 + s);
-  }
-  std::vector<__nv_bfloat16> host(n);
-  CHECK(cudaMemcpyAsync(host.data(), c.x[0], n * 2, cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  c.expected.assign(kCols, 0.0);
-  c.magnitude.assign(kCols, 0.0);
-  for (long long i = 0; i < n; ++i) {
-    const double v = experiments::bf16_to_float(host[i]);
-    c.expected[i % kCols] += v;
-    c.magnitude[i % kCols] += std::fabs(v);
-  }
-  CHECK(cudaMalloc(&c.partials, static_cast<size_t>(kMaxSplits) * kCols * 4));
-  CHECK(cudaMalloc(&c.counters, 64 * 4));
-  CHECK(cudaMemset(c.counters, 0, 64 * 4));
+  Columns c(stream);
   std::printf("column sums of bfloat16 [%d, %d] (hidden-state-dim0), %d sets, tiles of %d\n", kRows,
-              kCols, c.sets, kTileColumns);
+              kCols, c.in.sets, kTileColumns);
   c.sweep<16, 16>(8);
   c.sweep<8, 16>(8);
   c.sweep<16, 8>(16);
   c.sweep<8, 16>(16);
   c.sweep<8, 8>(32);
   c.sweep<16, 4>(32);
-  for (int s = 0; s < c.sets; ++s) {
-    CHECK(cudaFree(c.x[s]));
-    CHECK(cudaFree(c.out[s]));
-  }
-  CHECK(cudaFree(c.partials));
-  CHECK(cudaFree(c.counters));
 }
 
 template <bool kBf16>
 void full(cudaStream_t stream) {
-  const long long n = static_cast<long long>(kRows) * kCols;
-  const long long item = kBf16 ? 2 : 4;
-  const int sets = static_cast<int>(std::max<long long>(2, 4LL * l2_bytes() / (n * item) + 1));
-  std::vector<void*> x(sets);
-  std::vector<float*> out(sets);
-  for (int s = 0; s < sets; ++s) {
-    CHECK(cudaMalloc(&x[s], n * item));
-    CHECK(cudaMalloc(&out[s], 4));
-    if constexpr (kBf16)
-      fill_bf16<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(x[s]), n, 23 + s);
-    else
-      fill_f32<<<1024, 256, 0, stream>>>(static_cast<float*>(x[s]), n, 23 + s);
-  }
-  std::vector<unsigned char> host(n * item);
-  CHECK(cudaMemcpyAsync(host.data(), x[0], n * item, cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  double expected = 0.0, magnitude = 0.0;
-  for (long long i = 0; i < n; ++i) {
-    double v;
-    if constexpr (kBf16) {
-      v = experiments::bf16_to_float(reinterpret_cast<const __nv_bfloat16*>(host.data())[i]);
-    } else {
-      v = reinterpret_cast<const float*>(host.data())[i];
-    }
-    expected += v;
-    magnitude += std::fabs(v);
-  }
-  long long vectors = n * item / 16;
+  Inputs<std::conditional_t<kBf16, __nv_bfloat16, float>, float> in(stream, false, 23);
+  long long vectors = in.elements() * (kBf16 ? 2 : 4) / 16;
   float* totals = nullptr;
   unsigned* counter = nullptr;
   CHECK(cudaMalloc(&totals, vectors / 4 / 32 * 4 + 4));
   CHECK(cudaMalloc(&counter, 4));
   CHECK(cudaMemset(counter, 0, 4));
   std::printf("the sum of %s [%d, %d] (%s), %d sets\n", kBf16 ? "bfloat16" : "float32", kRows,
-              kCols, kBf16 ? "fp8-per-tensor's size" : "hidden-state-full", sets);
+              kCols, kBf16 ? "fp8-per-tensor's size" : "hidden-state-full", in.sets);
   for (int threads : {128, 256, 512, 1024}) {
     const long long blocks = (vectors + 4LL * threads - 1) / (4LL * threads);
     const auto one = [&](int s) {
-      const uint4* in = static_cast<const uint4*>(x[s]);
-      void* args[] = {&in, &vectors, &totals, &counter, &out[s]};
+      const uint4* x = in.words(s);
+      void* args[] = {&x, &vectors, &totals, &counter, &in.out[s]};
       launch(reinterpret_cast<const void*>(&full_held<kBf16>), dim3(static_cast<unsigned>(blocks)),
              dim3(threads), stream, args);
     };
     one(0);
-    float got = 0.0f;
-    CHECK(cudaMemcpyAsync(&got, out[0], 4, cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamSynchronize(stream));
-    const bool ok = std::fabs(got - expected) <= 1e-5 * magnitude;
+    const bool ok = in.check(0.0, 1e-5);
     char name[96];
     std::snprintf(name, sizeof name, "%lld blocks of %d threads, last block", blocks, threads);
-    report(name, n * item + 4.0, experiments::median_launch_us(one, sets, 64, stream, true), ok);
-  }
-  for (int s = 0; s < sets; ++s) {
-    CHECK(cudaFree(x[s]));
-    CHECK(cudaFree(out[s]));
+    report(name, in.bytes(), experiments::median_launch_us(one, in.sets, 64, stream, true), ok);
   }
   CHECK(cudaFree(totals));
   CHECK(cudaFree(counter));

@@ -32,20 +32,13 @@
 #include <vector>
 
 #include "bench/experiments/harness.cuh"
+#include "bench/experiments/reduce_inputs.cuh"
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kRows = 2048, kCols = 4096;
+using namespace experiments::reduce;
 
-__device__ __forceinline__ void add8(float (&acc)[8], const uint4& w) {
-  const unsigned words[4] = {w.x, w.y, w.z, w.w};
-#pragma unroll
-  for (int i = 0; i < 4; ++i) {
-    acc[2 * i] += __uint_as_float(words[i] << 16);
-    acc[2 * i + 1] += __uint_as_float(words[i] & 0xffff0000u);
-  }
-}
+constexpr int kThreads = 256;
 
 __device__ __forceinline__ uint4 pack8(const float (&acc)[8]) {
   unsigned words[4];
@@ -196,103 +189,46 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-__global__ void fill_bf16(__nv_bfloat16* p, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const unsigned h = static_cast<unsigned>(i * 2654435761u) ^ seed;
-    p[i] = __float2bfloat16(static_cast<float>(h % 2001) / 1000.0f - 1.0f);
-  }
-}
-
-__global__ void fill_f32(float* p, long long n, unsigned seed) {
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const unsigned h = static_cast<unsigned>(i * 2654435761u) ^ seed;
-    p[i] = static_cast<float>(h % 2001) / 1000.0f - 1.0f;
-  }
-}
-
-int l2_bytes() {
-  int l2 = 0;
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
-  return l2;
-}
-
-void report(const char* name, double bytes, double us, bool ok) {
-  std::printf("%-46s %8.2f us %7.0f GB/s %6.1f%%  %s\n", name, us, bytes / us / 1e3,
-              100.0 * bytes / us / 1e3 / 4250.0, ok ? "ok" : "FAIL");
-}
-
 void columns(cudaStream_t stream) {
-  const long long n = static_cast<long long>(kRows) * kCols;
+  Inputs<__nv_bfloat16, __nv_bfloat16> in(stream, true, 11);
   const int vectors = kCols / 8;
-  const int sets = static_cast<int>(std::max<long long>(2, 4LL * l2_bytes() / (n * 2) + 1));
-  std::vector<__nv_bfloat16*> x(sets);
-  std::vector<uint4*> out(sets);
-  for (int s = 0; s < sets; ++s) {
-    CHECK(cudaMalloc(&x[s], n * 2));
-    CHECK(cudaMalloc(&out[s], kCols * 2));
-    fill_bf16<<<1024, 256, 0, stream>>>(x[s], n, 11 + s);
-  }
-  std::vector<__nv_bfloat16> host(n);
-  CHECK(cudaMemcpyAsync(host.data(), x[0], n * 2, cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  std::vector<double> expected(kCols, 0.0), magnitude(kCols, 0.0);
-  for (long long i = 0; i < n; ++i) {
-    const double v = experiments::bf16_to_float(host[i]);
-    expected[i % kCols] += v;
-    magnitude[i % kCols] += std::fabs(v);
-  }
   float* partials = nullptr;
   unsigned* counters = nullptr;
   CHECK(cudaMalloc(&partials, 512LL * kCols * 4));
   CHECK(cudaMalloc(&counters, 64 * 4));
   CHECK(cudaMemset(counters, 0, 64 * 4));
   const int groups = (vectors + kThreads - 1) / kThreads;
-  const double bytes = n * 2.0 + kCols * 2.0;
-  const auto check = [&] {
-    std::vector<__nv_bfloat16> got(kCols);
-    CHECK(cudaMemcpyAsync(got.data(), out[0], kCols * 2, cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamSynchronize(stream));
-    for (int c = 0; c < kCols; ++c)
-      if (!(std::fabs(experiments::bf16_to_float(got[c]) - expected[c]) <=
-            0.0079 * std::fabs(expected[c]) + 2e-5 * magnitude[c]))
-        return false;
-    return true;
-  };
+  const auto out = [&](int s) { return reinterpret_cast<uint4*>(in.out[s]); };
   std::printf("column sums of bfloat16 [%d, %d] (hidden-state-dim0), %d sets\n", kRows, kCols,
-              sets);
+              in.sets);
   // kUnroll rows in flight a thread; `splits` splits of the rows.
   const auto sweep = [&]<int kUnroll>(int splits) {
     const dim3 grid(groups, splits);
     const auto two = [&](int s) {
-      columns_split<kUnroll><<<grid, kThreads, 0, stream>>>(reinterpret_cast<const uint4*>(x[s]),
-                                                            partials, kRows, vectors, splits);
-      columns_finish<<<groups, kThreads, 0, stream>>>(partials, out[s], vectors, splits);
+      columns_split<kUnroll>
+          <<<grid, kThreads, 0, stream>>>(in.words(s), partials, kRows, vectors, splits);
+      columns_finish<<<groups, kThreads, 0, stream>>>(partials, out(s), vectors, splits);
     };
     const auto one = [&](int s) {
-      columns_last_block<kUnroll><<<grid, kThreads, 0, stream>>>(
-          reinterpret_cast<const uint4*>(x[s]), partials, counters, out[s], kRows, vectors, splits);
+      columns_last_block<kUnroll><<<grid, kThreads, 0, stream>>>(in.words(s), partials, counters,
+                                                                 out(s), kRows, vectors, splits);
     };
-    char name[64];
-    CHECK(cudaMemsetAsync(out[0], 0xff, kCols * 2, stream));
-    two(0);
-    const bool two_ok = check();
-    std::snprintf(name, sizeof name, "split %d, unroll %d, finishing kernel", splits, kUnroll);
-    report(name, bytes, experiments::median_launch_us(two, sets, 64, stream, true), two_ok);
-    CHECK(cudaMemsetAsync(out[0], 0xff, kCols * 2, stream));
-    one(0);
-    const bool one_ok = check();
-    std::snprintf(name, sizeof name, "split %d, unroll %d, last block finishes", splits, kUnroll);
-    report(name, bytes, experiments::median_launch_us(one, sets, 64, stream, true), one_ok);
+    // Each way poisons set 0's outputs, runs once and checks them, then is timed.
+    const auto measure = [&](const char* way, auto&& launch) {
+      CHECK(cudaMemsetAsync(in.out[0], 0xff, kCols * 2, stream));
+      launch(0);
+      const bool ok = in.check(0.0079, 2e-5);
+      char name[64];
+      std::snprintf(name, sizeof name, "split %d, unroll %d, %s", splits, kUnroll, way);
+      report(name, in.bytes(), experiments::median_launch_us(launch, in.sets, 64, stream, true),
+             ok);
+    };
+    measure("finishing kernel", two);
+    measure("last block finishes", one);
   };
   for (int splits : {64, 128, 256, 512}) {
     sweep.template operator()<4>(splits);
     sweep.template operator()<8>(splits);
-  }
-  for (int s = 0; s < sets; ++s) {
-    CHECK(cudaFree(x[s]));
-    CHECK(cudaFree(out[s]));
   }
   CHECK(cudaFree(partials));
   CHECK(cudaFree(counters));
@@ -301,33 +237,7 @@ void columns(cudaStream_t stream) {
 // kBf16: bfloat16 [2048, 4096] (Amax's fp8-per-tensor size), else float32 (hidden-state-full).
 template <bool kBf16>
 void full(cudaStream_t stream) {
-  const long long n = static_cast<long long>(kRows) * kCols;
-  const long long item = kBf16 ? 2 : 4;
-  const int sets = static_cast<int>(std::max<long long>(2, 4LL * l2_bytes() / (n * item) + 1));
-  std::vector<void*> x(sets);
-  std::vector<float*> out(sets);
-  for (int s = 0; s < sets; ++s) {
-    CHECK(cudaMalloc(&x[s], n * item));
-    CHECK(cudaMalloc(&out[s], 4));
-    if constexpr (kBf16)
-      fill_bf16<<<1024, 256, 0, stream>>>(static_cast<__nv_bfloat16*>(x[s]), n, 23 + s);
-    else
-      fill_f32<<<1024, 256, 0, stream>>>(static_cast<float*>(x[s]), n, 23 + s);
-  }
-  std::vector<unsigned char> host(n * item);
-  CHECK(cudaMemcpyAsync(host.data(), x[0], n * item, cudaMemcpyDeviceToHost, stream));
-  CHECK(cudaStreamSynchronize(stream));
-  double expected = 0.0, magnitude = 0.0;
-  for (long long i = 0; i < n; ++i) {
-    double v;
-    if constexpr (kBf16) {
-      v = experiments::bf16_to_float(reinterpret_cast<const __nv_bfloat16*>(host.data())[i]);
-    } else {
-      v = reinterpret_cast<const float*>(host.data())[i];
-    }
-    expected += v;
-    magnitude += std::fabs(v);
-  }
+  Inputs<std::conditional_t<kBf16, __nv_bfloat16, float>, float> in(stream, false, 23);
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   float* totals = nullptr;
@@ -336,25 +246,19 @@ void full(cudaStream_t stream) {
   CHECK(cudaMalloc(&counter, 4));
   CHECK(cudaMemset(counter, 0, 4));
   std::printf("the sum of %s [%d, %d] (%s), %d sets\n", kBf16 ? "bfloat16" : "float32", kRows,
-              kCols, kBf16 ? "fp8-per-tensor's size" : "hidden-state-full", sets);
+              kCols, kBf16 ? "fp8-per-tensor's size" : "hidden-state-full", in.sets);
+  const long long vectors = in.elements() * (kBf16 ? 2 : 4) / 16;
   for (int per_sm : {2, 4, 8, 16}) {
     const int blocks = per_sm * sms;
     const auto launch = [&](int s) {
-      full_last_block<4, kBf16><<<blocks, kThreads, 0, stream>>>(
-          static_cast<const uint4*>(x[s]), n * item / 16, totals, counter, out[s]);
+      full_last_block<4, kBf16>
+          <<<blocks, kThreads, 0, stream>>>(in.words(s), vectors, totals, counter, in.out[s]);
     };
     launch(0);
-    float got = 0.0f;
-    CHECK(cudaMemcpyAsync(&got, out[0], 4, cudaMemcpyDeviceToHost, stream));
-    CHECK(cudaStreamSynchronize(stream));
-    const bool ok = std::fabs(got - expected) <= 1e-5 * magnitude;
+    const bool ok = in.check(0.0, 1e-5);
     char name[64];
     std::snprintf(name, sizeof name, "%d blocks an SM, last block finishes", per_sm);
-    report(name, n * item + 4.0, experiments::median_launch_us(launch, sets, 64, stream, true), ok);
-  }
-  for (int s = 0; s < sets; ++s) {
-    CHECK(cudaFree(x[s]));
-    CHECK(cudaFree(out[s]));
+    report(name, in.bytes(), experiments::median_launch_us(launch, in.sets, 64, stream, true), ok);
   }
   CHECK(cudaFree(totals));
   CHECK(cudaFree(counter));

@@ -163,23 +163,6 @@ __global__ void __launch_bounds__(1024) softmax_cluster_kernel(SoftmaxParams p) 
   marks.record();
 }
 
-// A dependent launch in clusters of `cluster` blocks.
-void launch_clustered(const void* kernel, dim3 grid, dim3 block, cudaStream_t stream, void** args,
-                      unsigned cluster) {
-  cudaLaunchAttribute attributes[2]{};
-  attributes[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attributes[0].val.programmaticStreamSerializationAllowed = 1;
-  attributes[1].id = cudaLaunchAttributeClusterDimension;
-  attributes[1].val.clusterDim = {cluster, 1, 1};
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = cluster > 1 ? 2 : 1;
-  CHECK(cudaLaunchKernelExC(&config, kernel, args));
-}
-
 struct Variant {
   const char* name;
   // Launches on the call, or returns false where the variant does not hold the row.
@@ -218,9 +201,9 @@ bool launch_cluster(SoftmaxParams p, cudaStream_t stream) {
   if (kCluster > 8)
     CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   void* args[] = {&p};
-  launch_clustered(reinterpret_cast<const void*>(kernel),
-                   dim3(static_cast<unsigned>(p.rows * kCluster)),
-                   dim3(static_cast<unsigned>(threads)), stream, args, kCluster);
+  experiments::launch_kernel(reinterpret_cast<const void*>(kernel),
+                             dim3(static_cast<unsigned>(p.rows * kCluster)),
+                             dim3(static_cast<unsigned>(threads)), 0, stream, args, true, kCluster);
   return true;
 }
 
