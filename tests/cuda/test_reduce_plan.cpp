@@ -109,6 +109,11 @@ TEST(ReducePlan, UnalignedOrSegmentedRunsKeepTheRowsKernel) {
   EXPECT_EQ(two.kernel, ReduceKernel::kRows);
   EXPECT_GT(two.chunks, 1);
   EXPECT_EQ(two.finish_lanes, 32);
+  // More chunks than a grid holds (2^48 float32 vectors): the rows kernel, whose grid loops.
+  const ReduceLaunch huge =
+      plan_reduce(DType::kFloat32, Shape{std::int64_t{1} << 50}, every_axis(1), true, kH200Sms);
+  EXPECT_EQ(huge.kernel, ReduceKernel::kRows);
+  EXPECT_LE(huge.blocks, 0x7fffffff);
 }
 
 }  // namespace

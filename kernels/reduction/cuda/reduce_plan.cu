@@ -126,7 +126,9 @@ ReduceLaunch plan_reduce(DType dtype, const Shape& shape, const std::vector<bool
     l.segments = product(l.reduced);
     l.vector = vector_allowed && l.run % vector == 0;
     l.chunk_len = l.run;
-    if (l.items == 1 && l.segments == 1 && l.vector && l.run >= 2 * kMinChunkElements) {
+    // (A grid past 2^31 blocks, 2^45 float32 elements, would not launch: the rows kernel loops.)
+    if (l.items == 1 && l.segments == 1 && l.vector && l.run >= 2 * kMinChunkElements &&
+        ceil_div(l.run / vector, reduction::kHeldMaxVectors) <= kMaxGrid) {
       // One long contiguous run: chunks of the held rows kernel (Note [Held chunks]).
       const std::int64_t vectors = l.run / vector;
       l.kernel = ReduceKernel::kHeld;
