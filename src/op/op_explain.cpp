@@ -55,7 +55,15 @@ manifest::SignatureCall Op::check_call(std::span<const std::optional<Tensor>> in
     metas.push_back(t && t->defined() ? std::optional<Tensor>(as_meta(*t)) : t);
   const std::optional<Tensor> out_meta =
       out && out->defined() ? std::optional<Tensor>(as_meta(*out)) : std::nullopt;
-  return plan_->check(construction_, metas, out_meta ? &*out_meta : nullptr);
+  const Tensor* out_arg = out_meta ? &*out_meta : nullptr;
+  // Every tensor of the checked call is meta, so its device is meta, also where the construction
+  // names one (a `device` param, construction-time tensors): on that device an out= buffer's meta
+  // stand-in would be refused, where the real call takes the buffer (found by fuzz_op_call).
+  if (!construction_.device && construction_.ctor_tensors.empty())
+    return plan_->check(construction_, metas, out_arg);
+  manifest::ConstructionState on_meta = construction_;
+  on_meta.device = Device::meta();
+  return plan_->check(on_meta, metas, out_arg);
 }
 
 std::vector<DispatchEvent> Op::explain_call(std::span<const std::optional<Tensor>> inputs,

@@ -56,6 +56,27 @@ TEST(AlibiOps, DefaultOutDTypeAndRoofline) {
   EXPECT_EQ(op.eval_roofline().bytes, nbytes({12, 9, 9}, DType::kBFloat16));
 }
 
+// Op::check_call states a call on meta tensors, so its device is meta: an out= buffer's stand-in is
+// checked for its geometry, not refused for being off the `device` param's device, as it was
+// before fuzz_op_call found it. The real call still wants the buffer on its device.
+TEST(AlibiOps, CheckCallTakesAnOutBuffersGeometry) {
+  AlibiFwdOp op(4, 6, "cpu", DType::kBFloat16);
+  const Tensor out = Tensor::empty({4, 6, 6}, DType::kBFloat16);
+  const manifest::SignatureCall call = op.check_call({}, &out);
+  EXPECT_EQ(call.output(0).shape, (Shape{4, 6, 6}));
+  EXPECT_EQ(call.device(), Device::meta());
+  const Tensor wrong = Tensor::empty({4, 6, 5}, DType::kBFloat16);
+  EXPECT_TRUE(throws_containing<CheckError>([&] { op.check_call({}, &wrong); },
+                                            "AlibiFwdOp: out does not have the shape of output"));
+  CallOptions meta_out;
+  meta_out.out = Tensor::meta({4, 6, 6}, DType::kBFloat16);
+  EXPECT_TRUE(throws_with<CheckError>([&] { op.call({}, meta_out); },
+                                      "AlibiFwdOp: out is not on the call device cpu: got meta"));
+  CallOptions cpu_out;
+  cpu_out.out = out;
+  EXPECT_EQ(op.call({}, cpu_out).at(0)->data_ptr(), out.data_ptr());
+}
+
 TEST(AlibiOps, Rules) {
   EXPECT_TRUE(throws_with<CheckError>([] { AlibiFwdOp(0, 4, "cpu")(); },
                                       "AlibiFwdOp: shape_rules[0]: num_heads > 0"));
