@@ -1,0 +1,102 @@
+// tileops_op_call_replay: the op-call corpus (or any inputs) replayed without libFuzzer, on the CPU
+// or a CUDA device, each input one call of the op-call harness (Note [Op-call fuzzing] in
+// op_call_harness.cpp), which aborts on a broken rule. ctest replays fuzz/corpus/op_call on the
+// CPU in every build (under ASan and UBSan in preset asan) and on cuda:0 where there is a GPU;
+// scripts/gpu-check replays it under compute-sanitizer.
+//
+//   tileops_op_call_replay [--device cpu|cuda:N] PATH...   (files, or directories of them)
+//
+// Prints how many calls ran, were refused or were skipped, per op. Exits 0; 77 (ctest's skip)
+// when the device is a CUDA device the process does not have, unless TILEOPS_REQUIRE_GPU=1; 2 for
+// bad arguments or an unreadable path.
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "op_call_harness.hpp"
+#include "tileops/core/error.hpp"
+#include "tileops/op/accelerator.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using tileops::fuzz::OpCallOutcome;
+
+// The files a path names, sorted: the file itself, or a directory's regular files.
+std::vector<fs::path> files_of(const fs::path& path) {
+  if (!fs::is_directory(path)) return {path};
+  std::vector<fs::path> files;
+  for (const fs::directory_entry& e : fs::directory_iterator(path))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool gpu_required() {
+  const char* v = std::getenv("TILEOPS_REQUIRE_GPU");
+  return v && std::string_view(v) == "1";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tileops::Device device = tileops::Device::cpu();
+  std::vector<fs::path> paths;
+  for (int a = 1; a < argc; ++a) {
+    const std::string_view arg = argv[a];
+    if (arg == "--device" && a + 1 < argc) {
+      const std::optional<tileops::Device> d = tileops::Device::try_parse(argv[++a]);
+      if (!d || d->is_meta()) {
+        std::fprintf(stderr, "tileops_op_call_replay: --device takes cpu or cuda:N\n");
+        return 2;
+      }
+      device = *d;
+    } else {
+      paths.emplace_back(arg);
+    }
+  }
+  if (paths.empty()) {
+    std::fprintf(stderr, "usage: tileops_op_call_replay [--device cpu|cuda:N] PATH...\n");
+    return 2;
+  }
+  if (!device.is_cpu()) {
+    const std::optional<tileops::Device> present = tileops::current_accelerator_device();
+    if (!present || present->type != device.type) {
+      std::fprintf(stderr, "tileops_op_call_replay: no %s device in this process%s\n",
+                   device.str().c_str(), gpu_required() ? " (TILEOPS_REQUIRE_GPU=1)" : ": skipped");
+      return gpu_required() ? 1 : 77;
+    }
+  }
+
+  std::map<std::string, std::array<int, 3>> tally;  // op -> ran, refused, skipped
+  int inputs = 0;
+  for (const fs::path& path : paths) {
+    if (!fs::exists(path)) {
+      std::fprintf(stderr, "tileops_op_call_replay: %s does not exist\n", path.c_str());
+      return 2;
+    }
+    for (const fs::path& file : files_of(path)) {
+      std::ifstream in(file, std::ios::binary);
+      const std::vector<std::uint8_t> data{std::istreambuf_iterator<char>(in), {}};
+      std::string op;
+      const OpCallOutcome outcome = tileops::fuzz::run_op_call(data, device, &op);
+      ++tally[op][outcome == OpCallOutcome::kRan ? 0 : outcome == OpCallOutcome::kRefused ? 1 : 2];
+      ++inputs;
+    }
+  }
+  std::printf("%d inputs on %s: every call kept the rules\n", inputs, device.str().c_str());
+  std::printf("%-24s %6s %8s %8s\n", "op", "ran", "refused", "skipped");
+  for (const auto& [op, n] : tally)
+    std::printf("%-24s %6d %8d %8d\n", op.c_str(), n[0], n[1], n[2]);
+  return 0;
+}
