@@ -14,6 +14,8 @@
 //   call's device, and out= is the buffer passed;
 // - a call leaves unchanged every input it does not write (all of them when it fails on the CPU)
 //   and every read-only input;
+// - a call that runs and writes no input runs again on the same inputs (a cache hit where the first
+//   was a miss) with the same bits;
 // - after any call, failed or not, the instance still serves the unmutated case: nothing is left
 //   half-bound.
 // A crash, a hang, a leak, a sanitizer report or a broken rule is a finding (the call and its last
@@ -67,10 +69,15 @@ Device g_device = Device::cpu();
 std::string g_call;
 std::string g_error;
 
-[[noreturn]] void finding(const std::string& what) {
-  std::fprintf(stderr, "fuzz_op_call: %s\n  call: %s\n  last error: %s\n", what.c_str(),
-               g_call.c_str(), g_error.c_str());
+bool g_keep_going = false;
+
+// A broken rule: printed, then the process aborts, or (keep_going_after_findings) an OpCallFinding
+// is thrown to run_op_call's caller. `fatal`: nothing can run after it (a CUDA context lost).
+[[noreturn]] void finding(const std::string& what, bool fatal = false) {
+  const std::string text = what + "\n  call: " + g_call + "\n  last error: " + g_error;
+  std::fprintf(stderr, "fuzz_op_call: %s\n", text.c_str());
   std::fflush(stderr);
+  if (g_keep_going) throw OpCallFinding{text, fatal};
   std::abort();
 }
 
@@ -459,8 +466,9 @@ bool completes(const std::string& op, F&& f) {
     f();
     return true;
   } catch (const tileops::CudaError& e) {
-    finding(op +
-            ": a CUDA error (a kernel that faulted, or a call the runtime refused): " + e.what());
+    finding(
+        op + ": a CUDA error (a kernel that faulted, or a call the runtime refused): " + e.what(),
+        /*fatal=*/true);
   } catch (const tileops::Error& e) {
     g_error = e.what();
     if (std::strstr(e.what(), op.c_str()) == nullptr)
@@ -473,7 +481,24 @@ bool completes(const std::string& op, F&& f) {
   }
 }
 
+// A call that writes no input, made again on the same inputs (the instance's cache hit, where the
+// first was a miss), succeeds and gives the same bits: the kernels are deterministic.
+void check_repeatable(Op& op, const Inputs& inputs, const tileops::CallOptions& options,
+                      const tileops::CallResult& first) {
+  if (!op.last_call()->written().empty()) return;
+  std::vector<std::vector<std::byte>> expected;
+  for (const auto& t : first) expected.push_back(t ? storage_bytes(*t) : std::vector<std::byte>{});
+  tileops::CallResult again;
+  if (!completes(op.name(), [&] { again = op.call(inputs, options); }))
+    finding(op.name() + ": the same call, made again, fails");
+  for (std::size_t i = 0; i < again.size() && i < expected.size(); ++i)
+    if ((again[i] ? storage_bytes(*again[i]) : std::vector<std::byte>{}) != expected[i])
+      finding(op.name() + ": output " + std::to_string(i) + " differs when the call is repeated");
+}
+
 }  // namespace
+
+void keep_going_after_findings(bool keep_going) { g_keep_going = keep_going; }
 
 OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std::string* op_name) {
   static const Device run_device = device;  // the seeds are placed on the first call's device
@@ -574,6 +599,7 @@ OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std
   if (ran) {
     check_result(*op, result, *expected, out ? &*out : nullptr);
     check_unwritten(*op, inputs, true, result, before);
+    check_repeatable(*op, inputs, options, result);
   } else {
     check_unwritten(*op, inputs, false, {}, before);
   }

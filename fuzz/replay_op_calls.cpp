@@ -4,11 +4,13 @@
 // CPU in every build (under ASan and UBSan in preset asan) and on cuda:0 where there is a GPU;
 // scripts/gpu-check replays it under compute-sanitizer.
 //
-//   tileops_op_call_replay [--device cpu|cuda:N] PATH...   (files, or directories of them)
+//   tileops_op_call_replay [--device cpu|cuda:N] [--keep-going] PATH...   (files, or directories)
 //
-// Prints how many calls ran, were refused or were skipped, per op. Exits 0; 77 (ctest's skip)
-// when the device is a CUDA device the process does not have, unless TILEOPS_REQUIRE_GPU=1; 2 for
-// bad arguments or an unreadable path.
+// Prints how many calls ran, were refused or were skipped, per op. A broken rule aborts, or with
+// --keep-going is printed and counted (the replay stops at a CUDA error, after which nothing runs)
+// and the exit status is 1. Exits 0 when every call kept the rules; 77 (ctest's skip) when the
+// device is a CUDA device the process does not have, unless TILEOPS_REQUIRE_GPU=1; 2 for bad
+// arguments or an unreadable path.
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -54,7 +56,9 @@ int main(int argc, char** argv) {
   std::vector<fs::path> paths;
   for (int a = 1; a < argc; ++a) {
     const std::string_view arg = argv[a];
-    if (arg == "--device" && a + 1 < argc) {
+    if (arg == "--keep-going") {
+      tileops::fuzz::keep_going_after_findings(true);
+    } else if (arg == "--device" && a + 1 < argc) {
       const std::optional<tileops::Device> d = tileops::Device::try_parse(argv[++a]);
       if (!d || d->is_meta()) {
         std::fprintf(stderr, "tileops_op_call_replay: --device takes cpu or cuda:N\n");
@@ -66,7 +70,8 @@ int main(int argc, char** argv) {
     }
   }
   if (paths.empty()) {
-    std::fprintf(stderr, "usage: tileops_op_call_replay [--device cpu|cuda:N] PATH...\n");
+    std::fprintf(stderr,
+                 "usage: tileops_op_call_replay [--device cpu|cuda:N] [--keep-going] PATH...\n");
     return 2;
   }
   if (!device.is_cpu()) {
@@ -80,23 +85,39 @@ int main(int argc, char** argv) {
 
   std::map<std::string, std::array<int, 3>> tally;  // op -> ran, refused, skipped
   int inputs = 0;
+  int findings = 0;
+  bool stopped = false;
   for (const fs::path& path : paths) {
     if (!fs::exists(path)) {
       std::fprintf(stderr, "tileops_op_call_replay: %s does not exist\n", path.c_str());
       return 2;
     }
     for (const fs::path& file : files_of(path)) {
+      if (stopped) break;
       std::ifstream in(file, std::ios::binary);
       const std::vector<std::uint8_t> data{std::istreambuf_iterator<char>(in), {}};
       std::string op;
-      const OpCallOutcome outcome = tileops::fuzz::run_op_call(data, device, &op);
-      ++tally[op][outcome == OpCallOutcome::kRan ? 0 : outcome == OpCallOutcome::kRefused ? 1 : 2];
       ++inputs;
+      try {
+        const OpCallOutcome outcome = tileops::fuzz::run_op_call(data, device, &op);
+        ++tally[op][outcome == OpCallOutcome::kRan       ? 0
+                    : outcome == OpCallOutcome::kRefused ? 1
+                                                         : 2];
+      } catch (const tileops::fuzz::OpCallFinding& f) {
+        std::fprintf(stderr, "  (input %s)\n", file.c_str());
+        ++findings;
+        stopped = f.fatal;
+      }
     }
   }
-  std::printf("%d inputs on %s: every call kept the rules\n", inputs, device.str().c_str());
+  if (findings > 0) {
+    std::printf("%d inputs on %s: %d broke a rule%s\n", inputs, device.str().c_str(), findings,
+                stopped ? " (stopped at a CUDA error)" : "");
+  } else {
+    std::printf("%d inputs on %s: every call kept the rules\n", inputs, device.str().c_str());
+  }
   std::printf("%-24s %6s %8s %8s\n", "op", "ran", "refused", "skipped");
   for (const auto& [op, n] : tally)
     std::printf("%-24s %6d %8d %8d\n", op.c_str(), n[0], n[1], n[2]);
-  return 0;
+  return findings > 0 ? 1 : 0;
 }
