@@ -1,7 +1,7 @@
 // The op-call harness: one fuzz input run as one op call (op_call_harness.hpp).
 //
 // Note [Op-call fuzzing]
-// The bytes pick a workload case of a builtin op (scaled to a thousand elements), mutate its
+// The bytes pick a workload case of a builtin op (scaled to OpCallSizes::seed_elems), mutate its
 // construction params and its inputs (dtype, lengths, rank, presence, device, strides, offset,
 // aliasing, read-only memory, an out= buffer), fill the tensors they change with bytes of their own
 // (index tensors included: a kernel stays memory-safe whatever the values), and run the op. Each
@@ -55,17 +55,10 @@ namespace {
 
 using Inputs = std::vector<std::optional<Tensor>>;
 
-// Elements of the largest tensor of a seed case, and the budget of a mutated call: a tensor past
-// kMaxTensorElems (or its storage past kMaxTensorBytes) becomes a meta tensor, which still takes
-// every check; a call whose outputs exceed kMaxOutputBytes is checked but not run.
-constexpr std::int64_t kSeedElems = 1024;
-constexpr std::int64_t kMaxTensorElems = std::int64_t{1} << 14;
-constexpr std::int64_t kMaxTensorBytes = std::int64_t{1} << 18;
-constexpr std::int64_t kMaxOutputBytes = std::int64_t{1} << 22;
-
-// The run's device (the first call's), and the call under test and the last error it raised, as
-// finding() prints them.
+// The run's device and sizes (the first call's), and the call under test and the last error it
+// raised, as finding() prints them.
 Device g_device = Device::cpu();
+OpCallSizes g_sizes;
 std::string g_call;
 std::string g_error;
 
@@ -111,8 +104,8 @@ const std::vector<Seed>& seeds() {
       const auto entry = tileops::workloads::entry_of(reg.cls->name());
       const auto plan = tileops::workloads::plan_of(entry);
       for (const auto& row : entry->workloads) {
-        for (auto& sc : tileops::workloads::scaled_cases(*plan, row, kSeedElems)) {
-          if (sc.largest_elems > kMaxTensorElems) continue;
+        for (auto& sc : tileops::workloads::scaled_cases(*plan, row, g_sizes.seed_elems)) {
+          if (sc.largest_elems > g_sizes.max_tensor_elems) continue;
           tileops::workloads::retarget_device_param(sc.wcase, g_device);
           std::optional<tileops::TensorSpec> buffer;
           const auto outputs = tileops::workloads::infer_outputs(*plan, sc.wcase);
@@ -328,8 +321,9 @@ Tensor make_valid_tensor(ByteReader& in, const Geometry& g) {
   const std::optional<std::int64_t> span = tileops::strided_extent(g.shape, strides);
   const auto itemsize = static_cast<std::int64_t>(tileops::dtype_size(g.dtype));
   const std::optional<std::int64_t> numel = g.shape.checked_numel();
-  const bool small = span && numel && *span <= kMaxTensorElems && *numel <= kMaxTensorElems &&
-                     (*span + g.offset_elems) * itemsize <= kMaxTensorBytes;
+  const bool small = span && numel && *span <= g_sizes.max_tensor_elems &&
+                     *numel <= g_sizes.max_tensor_elems &&
+                     (*span + g.offset_elems) * itemsize <= g_sizes.max_tensor_bytes;
   if (g.meta || !small) return Tensor::meta(g.shape, g.dtype);
   const std::size_t bytes = static_cast<std::size_t>((*span + g.offset_elems) * itemsize);
   auto memory = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
@@ -500,11 +494,16 @@ void check_repeatable(Op& op, const Inputs& inputs, const tileops::CallOptions& 
 
 void keep_going_after_findings(bool keep_going) { g_keep_going = keep_going; }
 
-OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std::string* op_name) {
-  static const Device run_device = device;  // the seeds are placed on the first call's device
-  if (device != run_device)
-    finding("a run on " + device.str() + " after one on " + run_device.str());
+OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std::string* op_name,
+                          const OpCallSizes& sizes) {
+  // The seeds are made once, on the first call's device and at its sizes.
+  static const Device run_device = device;
+  static const OpCallSizes run_sizes = sizes;
+  if (device != run_device || sizes.seed_elems != run_sizes.seed_elems)
+    finding("a run on " + device.str() + " after one on " + run_device.str() +
+            " or at other sizes");
   g_device = device;
+  g_sizes = sizes;
   ByteReader in(data);
   const std::vector<Seed>& all = seeds();
   const Seed& seed = all[in.index(all.size())];
@@ -585,10 +584,10 @@ OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std
       const std::optional<std::int64_t> numel = record.shape.checked_numel();
       if (!numel) finding(seed.op + ": check_call inferred an output whose size overflows");
       if (!record.present) continue;
-      if (*numel > kMaxOutputBytes) return OpCallOutcome::kSkipped;
+      if (*numel > g_sizes.max_output_bytes) return OpCallOutcome::kSkipped;
       output_bytes += *numel * static_cast<std::int64_t>(tileops::dtype_size(record.dtype));
     }
-    if (output_bytes > kMaxOutputBytes) return OpCallOutcome::kSkipped;
+    if (output_bytes > g_sizes.max_output_bytes) return OpCallOutcome::kSkipped;
   }
   tileops::CallResult result;
   tileops::CallOptions options;

@@ -4,7 +4,10 @@
 // CPU in every build (under ASan and UBSan in preset asan) and on cuda:0 where there is a GPU;
 // scripts/gpu-check replays it under compute-sanitizer.
 //
-//   tileops_op_call_replay [--device cpu|cuda:N] [--keep-going] PATH...   (files, or directories)
+//   tileops_op_call_replay [--device cpu|cuda:N] [--keep-going] [--large] PATH...
+//
+// PATH: files, or directories of them. --large replays the inputs on seeds 64 times larger
+// (kLargeOpCallSizes), past the kernels' one-block shapes.
 //
 // Prints how many calls ran, were refused or were skipped, per op. A broken rule aborts, or with
 // --keep-going is printed and counted (the replay stops at a CUDA error, after which nothing runs)
@@ -53,11 +56,14 @@ bool gpu_required() {
 
 int main(int argc, char** argv) {
   tileops::Device device = tileops::Device::cpu();
+  tileops::fuzz::OpCallSizes sizes;
   std::vector<fs::path> paths;
   for (int a = 1; a < argc; ++a) {
     const std::string_view arg = argv[a];
     if (arg == "--keep-going") {
       tileops::fuzz::keep_going_after_findings(true);
+    } else if (arg == "--large") {
+      sizes = tileops::fuzz::kLargeOpCallSizes;
     } else if (arg == "--device" && a + 1 < argc) {
       const std::optional<tileops::Device> d = tileops::Device::try_parse(argv[++a]);
       if (!d || d->is_meta()) {
@@ -70,8 +76,9 @@ int main(int argc, char** argv) {
     }
   }
   if (paths.empty()) {
-    std::fprintf(stderr,
-                 "usage: tileops_op_call_replay [--device cpu|cuda:N] [--keep-going] PATH...\n");
+    std::fprintf(
+        stderr,
+        "usage: tileops_op_call_replay [--device cpu|cuda:N] [--keep-going] [--large] PATH...\n");
     return 2;
   }
   if (!device.is_cpu()) {
@@ -99,7 +106,7 @@ int main(int argc, char** argv) {
       std::string op;
       ++inputs;
       try {
-        const OpCallOutcome outcome = tileops::fuzz::run_op_call(data, device, &op);
+        const OpCallOutcome outcome = tileops::fuzz::run_op_call(data, device, &op, sizes);
         ++tally[op][outcome == OpCallOutcome::kRan       ? 0
                     : outcome == OpCallOutcome::kRefused ? 1
                                                          : 2];
