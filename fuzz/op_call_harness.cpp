@@ -45,7 +45,6 @@
 #include "byte_reader.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/core/tensor.hpp"
-#include "tileops/op/accelerator.hpp"
 #include "tileops/op/op.hpp"
 #include "tileops/op/registry.hpp"
 #include "workload_cases.hpp"
