@@ -4,7 +4,8 @@
 // Note [Op-call fuzzing]
 // The bytes pick a workload case of a builtin op (scaled to OpCallSizes::seed_elems), mutate its
 // construction params and its inputs (dtype, lengths, rank, presence, device, strides, offset,
-// aliasing, read-only memory, an out= buffer), fill the tensors they change with bytes of their own
+// read-only memory, an out= buffer; an input or out= that is another input, or shares its memory:
+// over its bytes or right beside them), fill the tensors they change with bytes of their own
 // (index tensors included: a kernel stays memory-safe whatever the values), and run the op. Each
 // call is held to the rules of bad input:
 // - a call fails only with a tileops::Error that names the op; anything else escapes, and
@@ -14,7 +15,9 @@
 //   refuses is refused when it runs; a call that runs gives the outputs that check inferred, on the
 //   call's device, and out= is the buffer passed;
 // - a call leaves unchanged every input it does not write (all of them when it fails on the CPU)
-//   and every read-only input;
+//   and every read-only input; so a kernel that writes past a view's end or before its start, into
+//   an input placed there in the same memory, is seen on a device too, where a sanitizer sees
+//   only the allocation's bounds;
 // - a call that runs and writes no input runs again on the same inputs (a cache hit where the first
 //   was a miss) with the same bits;
 // - after any call, failed or not, the instance still serves the unmutated case: nothing is left
@@ -103,6 +106,23 @@ const std::vector<Seed>& seeds() {
   return all;
 }
 
+// Input `i` made to share input `j`'s memory as `how` says (Geometry::sharing); both stay as
+// they are where either has no memory of its own.
+void share_memory(ByteReader& in, Inputs& inputs, std::size_t i, std::size_t j, Sharing how) {
+  if (how == Sharing::kSame || i == j) {
+    inputs[i] = inputs[j];
+    return;
+  }
+  if (!inputs[i] || !inputs[j]) return;
+  const bool before = how == Sharing::kBefore;
+  const auto shared =
+      in_one_storage(in, before ? *inputs[i] : *inputs[j], before ? *inputs[j] : *inputs[i],
+                     how == Sharing::kOverlapping);
+  if (!shared) return;
+  inputs[before ? i : j] = shared->first;
+  inputs[before ? j : i] = shared->second;
+}
+
 // The seed's inputs as the manifest gives them, on the run's device, random and never zero.
 Inputs seed_inputs(const Seed& seed) {
   return tileops::workloads::random_inputs(seed.wcase, g_device, /*seed=*/7);
@@ -170,7 +190,9 @@ OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std
     }
   }
   for (std::size_t i = 0; i < geometry.size(); ++i)
-    if (geometry[i] && geometry[i]->alias_of >= 0) inputs[i] = inputs[geometry[i]->alias_of];
+    if (geometry[i] && geometry[i]->alias_of >= 0)
+      share_memory(in, inputs, i, static_cast<std::size_t>(geometry[i]->alias_of),
+                   geometry[i]->sharing);
 
   std::optional<Tensor> out;
   const int out_kind = in.in_range(0, 7);
@@ -182,11 +204,22 @@ OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std
     for (int k = 0; k < rank; ++k) g.shape.push_back(in.in_range(0, 9));
     out = make_tensor(in, g, g_device, g_sizes);
     if (!out) return OpCallOutcome::kSkipped;
-  } else if (out_kind == 2 && seed.buffer) {  // the buffer the call takes, perhaps mutated
+  } else if ((out_kind == 2 || out_kind == 3) && seed.buffer) {
+    // The buffer the call takes, perhaps mutated; or placed in one memory with an input, over its
+    // bytes or beside them.
     Geometry g = geometry_of(seed.buffer->dtype, seed.buffer->shape);
     if (in.flag()) mutate_geometry(in, g, 1);
     out = make_tensor(in, g, g_device, g_sizes);
     if (!out) return OpCallOutcome::kSkipped;
+    if (out_kind == 3 && !inputs.empty()) {
+      Inputs with_out = inputs;
+      with_out.push_back(out);
+      share_memory(in, with_out, with_out.size() - 1, in.index(inputs.size()),
+                   static_cast<Sharing>(in.in_range(1, 3)));
+      out = with_out.back();
+      with_out.pop_back();
+      inputs = std::move(with_out);
+    }
   }
 
   describe_call(seed.op, params, inputs, out);

@@ -1,6 +1,7 @@
 // The op-call harness's mutations (op_call_mutations.hpp).
 #include "op_call_mutations.hpp"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -92,6 +93,28 @@ Value any_value(ByteReader& in, const tileops::manifest::ParamDecl& decl, const 
   }
 }
 
+// Memory the harness filled, where a call's tensors live: the host bytes themselves, or a copy of
+// them on a device. `owner` keeps it alive.
+struct Placed {
+  std::byte* base = nullptr;
+  std::shared_ptr<void> owner;
+};
+
+Placed place(std::shared_ptr<std::byte[]> memory, std::size_t bytes, Device device) {
+  if (device.is_cpu()) return {memory.get(), std::move(memory)};
+  const Tensor host = Tensor::from_blob(memory.get(), Shape{static_cast<std::int64_t>(bytes)},
+                                        Shape{1}, DType::kUInt8, Device::cpu(), memory);
+  Tensor on_device = Tensor::empty(host.shape(), DType::kUInt8, device);
+  on_device.copy_from(host);
+  return {static_cast<std::byte*>(on_device.data_ptr()), on_device.storage()};
+}
+
+// `t`'s view again, `byte_offset` bytes into `memory` (its storage the bytes the view spans).
+Tensor view_in(const Placed& memory, std::size_t byte_offset, const Tensor& t) {
+  return Tensor::from_blob(memory.base + byte_offset, t.shape(), t.strides(), t.dtype(), t.device(),
+                           memory.owner, t.read_only());
+}
+
 // make_tensor's tensor; the library's CheckError for a geometry it has no tensor of. A tensor on
 // the CPU or a device has a storage of exactly the bytes its view spans.
 Tensor make_valid_tensor(ByteReader& in, const Geometry& g, Device device,
@@ -109,16 +132,10 @@ Tensor make_valid_tensor(ByteReader& in, const Geometry& g, Device device,
   const std::span<const std::uint8_t> given = in.bytes(bytes);
   for (std::size_t b = 0; b < bytes; ++b)
     memory[b] = static_cast<std::byte>(b < given.size() ? given[b] : (b * 37 + 11) & 0xff);
-  const auto offset = static_cast<std::size_t>(g.offset_elems * itemsize);
-  if (device.is_cpu() || g.host)
-    return Tensor::from_blob(memory.get() + offset, g.shape, strides, g.dtype, Device::cpu(),
-                             memory, g.read_only);
-  const Tensor host = Tensor::from_blob(memory.get(), Shape{static_cast<std::int64_t>(bytes)},
-                                        Shape{1}, DType::kUInt8, Device::cpu(), memory);
-  Tensor on_device = Tensor::empty(host.shape(), DType::kUInt8, device);
-  on_device.copy_from(host);
-  return Tensor::from_blob(static_cast<std::byte*>(on_device.data_ptr()) + offset, g.shape, strides,
-                           g.dtype, device, on_device.storage(), g.read_only);
+  const Device home = g.host ? Device::cpu() : device;
+  const Placed placed = place(std::move(memory), bytes, home);
+  return Tensor::from_blob(placed.base + g.offset_elems * itemsize, g.shape, strides, g.dtype, home,
+                           placed.owner, g.read_only);
 }
 
 }  // namespace
@@ -212,7 +229,10 @@ void mutate_geometry(ByteReader& in, Geometry& g, std::size_t inputs) {
       g.read_only = true;
       break;
     case 8:
-      if (inputs > 1) g.alias_of = static_cast<int>(in.index(inputs));
+      if (inputs > 1) {
+        g.alias_of = static_cast<int>(in.index(inputs));
+        g.sharing = static_cast<Sharing>(in.in_range(0, 3));
+      }
       break;
     default: {  // an arbitrary small shape
       Shape shape;
@@ -231,6 +251,39 @@ std::optional<Tensor> make_tensor(ByteReader& in, const Geometry& g, Device devi
   } catch (const tileops::CheckError&) {
     return std::nullopt;
   }
+}
+
+std::vector<std::byte> storage_bytes(const Tensor& t) {
+  if (t.is_meta() || !t.storage() || !t.storage()->data()) return {};
+  const std::shared_ptr<tileops::Storage>& storage = t.storage();
+  const Tensor all =
+      Tensor::from_blob(storage->data(), Shape{static_cast<std::int64_t>(storage->nbytes())},
+                        Shape{1}, DType::kUInt8, storage->device(), storage);
+  const Tensor host = all.to(Device::cpu(), DType::kUInt8);
+  const auto* data = static_cast<const std::byte*>(host.data_ptr());
+  return {data, data + storage->nbytes()};
+}
+
+std::optional<std::pair<Tensor, Tensor>> in_one_storage(ByteReader& in, const Tensor& first,
+                                                        const Tensor& second, bool overlapping) {
+  if (!first.defined() || !second.defined() || first.device() != second.device()) return {};
+  const std::vector<std::byte> first_bytes = storage_bytes(first);
+  const std::vector<std::byte> second_bytes = storage_bytes(second);
+  if (first_bytes.empty() || second_bytes.empty()) return {};
+  // `second` starts at an element boundary of its own dtype, so that no element is misaligned.
+  const std::size_t item = second.itemsize();
+  const std::size_t first_items = first_bytes.size() / item;
+  std::size_t at = (first_bytes.size() + item - 1) / item * item;
+  if (overlapping) {
+    if (first_items < 2) return {};
+    at = item * in.in_range<std::size_t>(1, first_items - 1);
+  }
+  const std::size_t bytes = std::max(first_bytes.size(), at + second_bytes.size());
+  auto memory = std::shared_ptr<std::byte[]>(new std::byte[bytes]);
+  std::copy(second_bytes.begin(), second_bytes.end(), memory.get() + at);
+  std::copy(first_bytes.begin(), first_bytes.end(), memory.get());  // first's, where they overlap
+  const Placed placed = place(std::move(memory), bytes, first.device());
+  return std::pair(view_in(placed, 0, first), view_in(placed, at, second));
 }
 
 }  // namespace tileops::fuzz

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "byte_reader.hpp"
@@ -26,7 +27,16 @@ DType any_dtype(ByteReader& in);
 ParamMap mutate_params(ByteReader& in, const ParamMap& given,
                        const std::vector<tileops::manifest::ParamDecl>& decls);
 
-// An input as the harness makes it: its view, where it lives, and whether it is another input.
+// How an input shares memory with the input Geometry::alias_of names.
+enum class Sharing {
+  kSame,         // it is that tensor
+  kOverlapping,  // a view of its own, starting inside that tensor's bytes
+  kAfter,        // a view of its own in the same memory, right after that tensor's bytes
+  kBefore,       // right before them
+};
+
+// An input as the harness makes it: its view, where it lives, and whether it shares another
+// input's memory.
 struct Geometry {
   DType dtype = DType::kFloat32;
   Shape shape;
@@ -35,7 +45,8 @@ struct Geometry {
   bool meta = false;
   bool host = false;  // on the CPU when the run's device is another
   bool read_only = false;
-  int alias_of = -1;  // another input's index: this input is that tensor
+  int alias_of = -1;  // another input's index, whose memory this input shares
+  Sharing sharing = Sharing::kSame;
 };
 
 Geometry geometry_of(DType dtype, Shape shape = {});
@@ -51,5 +62,17 @@ void mutate_geometry(ByteReader& in, Geometry& g, std::size_t inputs);
 // bytes than int64 counts): the library refuses to make one (a CheckError), so no op ever sees it.
 std::optional<Tensor> make_tensor(ByteReader& in, const Geometry& g, Device device,
                                   const OpCallSizes& sizes);
+
+// The bytes of `t`'s storage (the bytes its view spans), copied to the host (a device's once its
+// queued work is done); empty for a meta tensor.
+std::vector<std::byte> storage_bytes(const Tensor& t);
+
+// `first` and `second` made again as views of one memory, each with its own geometry and bytes:
+// `second` starts inside `first`'s bytes (`overlapping`, at an element the input picks) or right
+// after them. A kernel that writes past one view's end (or before its start) writes into the
+// other, where the rule that unwritten inputs keep their bytes sees it. nullopt where either has
+// no memory (meta, empty) or they are on different devices.
+std::optional<std::pair<Tensor, Tensor>> in_one_storage(ByteReader& in, const Tensor& first,
+                                                        const Tensor& second, bool overlapping);
 
 }  // namespace tileops::fuzz

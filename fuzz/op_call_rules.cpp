@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
+
+#include "op_call_mutations.hpp"
 
 namespace tileops::fuzz {
 namespace {
@@ -14,19 +15,6 @@ std::string g_call;
 std::string g_error;
 
 bool g_keep_going = false;
-
-// The bytes of `t`'s storage, copied to the host (a device's once its queued work is done); empty
-// for a meta tensor.
-std::vector<std::byte> storage_bytes(const Tensor& t) {
-  if (t.is_meta() || !t.storage() || !t.storage()->data()) return {};
-  const std::shared_ptr<tileops::Storage>& storage = t.storage();
-  const Tensor all =
-      Tensor::from_blob(storage->data(), Shape{static_cast<std::int64_t>(storage->nbytes())},
-                        Shape{1}, DType::kUInt8, storage->device(), storage);
-  const Tensor host = all.to(Device::cpu(), DType::kUInt8);
-  const auto* data = static_cast<const std::byte*>(host.data_ptr());
-  return {data, data + storage->nbytes()};
-}
 
 }  // namespace
 
