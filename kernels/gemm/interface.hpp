@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <tuple>
 
 #include "tileops/core/tensor.hpp"
@@ -31,6 +32,10 @@ inline std::int64_t gemm_size_class(std::int64_t size) {
   while (size_class < size && size_class < kLargest) size_class <<= 1;
   return size_class;
 }
+
+// Whether a size fits the int that cuBLAS's and CUTLASS's problem shapes count in; a candidate
+// whose API counts in int refuses (or splits) a size past it rather than let it wrap.
+inline bool fits_int(std::int64_t value) { return value <= std::numeric_limits<int>::max(); }
 
 // One matrix product out = a @ b (+ bias) of `dtype`, or a batch of them.
 struct GemmCall : CallSpecOf<GemmCall> {

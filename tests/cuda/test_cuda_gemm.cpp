@@ -16,6 +16,7 @@
 #include "cuda_testing.hpp"
 #include "kernels/gemm/cuda/decode_gemm_launch.hpp"
 #include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
+#include "kernels/gemm/cuda/lt_matmul.hpp"
 #include "test_stream.hpp"
 #include "tileops/op/tuning.hpp"
 #include "tileops/ops/gemm.hpp"
@@ -229,6 +230,34 @@ TEST(CudaBmm, BatchPatterns) {
     check_bmm(op, operand(2, 9, 0, false, dtype), operand(2, 0, 10, false, dtype), {2, 9, 10},
               dtype);
   }
+}
+
+// cuBLASLt counts a strided batch in int32: a batch of 2^31 + 5 runs as pieces of at most
+// kMaxLtBatch matrices (BmmCublasLtSm90::forward). Every one of its [1, 1] products is written:
+// a is one matrix broadcast over the batch by a stride-0 view, out is 4 GiB of poisoned
+// bfloat16, read back as bits (the product 1.5 * 2 = 3 is exact).
+TEST(CudaBmm, BatchPast32BitIndexingRunsInPiecesAndWritesEveryMatrix) {
+  TILEOPS_REQUIRE_CUDA();
+  const std::int64_t batch = kernels::cuda::kMaxLtBatch + 6;
+  const auto bf16 = [](double v) {
+    Tensor t = Tensor::empty(Shape{1, 1, 1}, DType::kBFloat16);
+    *t.data<std::uint16_t>() = double_to_bfloat16_bits(v);
+    return t.to(gpu(), DType::kBFloat16);
+  };
+  const Tensor a = bf16(1.5).as_strided(Shape{batch, 1, 1}, Shape{0, 1, 1}, 0);
+  const Tensor b = bf16(2.0);
+  Tensor out = poisoned_gpu(Shape{batch, 1, 1}, DType::kBFloat16);
+  BmmFwdOp op;
+  op(a, b, CallOptions{out});
+  const Tensor host = out.to(Device::cpu(), DType::kBFloat16);
+  const auto* bits = host.data<const std::uint16_t>();
+  const std::uint16_t three = double_to_bfloat16_bits(3.0);
+  std::int64_t wrong = 0, first_wrong = -1;
+  for (std::int64_t l = 0; l < batch; ++l) {
+    if (bits[l] == three) continue;
+    if (wrong++ == 0) first_wrong = l;
+  }
+  EXPECT_EQ(wrong, 0) << "first wrong matrix: " << first_wrong;
 }
 
 std::string detail_of(const Op& op, std::string_view interface) {

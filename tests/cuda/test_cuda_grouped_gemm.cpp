@@ -243,6 +243,29 @@ TEST(CudaGroupedGemm, EveryImplementationForced) {
   }
 }
 
+// CUTLASS counts its problem shapes and groups in int: a call whose K or N is past int goes to the
+// wmma kernel, which counts in 64 bits. Stated without a GPU (explain_call on meta tensors).
+TEST(CudaGroupedGemm, CutlassRefusesSizesPastInt) {
+  const std::int64_t past = std::int64_t{std::numeric_limits<int>::max()} + 1;
+  for (const auto& [k, n] : {std::pair<std::int64_t, std::int64_t>{past, 8}, {8, past}}) {
+    SCOPED_TRACE(fmt::format("K = {}, N = {}", k, n));
+    const std::optional<Tensor> inputs[] = {Tensor::meta({1, k}, DType::kBFloat16),
+                                            Tensor::meta({1, k, n}, DType::kBFloat16),
+                                            Tensor::meta({1}, DType::kInt32)};
+    GroupedGemmFwdOp op;
+    const std::vector<DispatchEvent> events =
+        op.explain_call(inputs, Device::cuda(0), DeviceFacts{90, 132, 0});
+    ASSERT_EQ(events.size(), 1u);
+    EXPECT_EQ(events[0].winner, kVectorKey);
+    const auto cutlass = std::find_if(events[0].verdicts.begin(), events[0].verdicts.end(),
+                                      [](const auto& v) { return v.key == kCutlassKey; });
+    ASSERT_NE(cutlass, events[0].verdicts.end());
+    EXPECT_EQ(cutlass->kind, VerdictKind::kRefuses);
+    EXPECT_NE(cutlass->reason.find("past CUTLASS's int problem shapes"), std::string::npos)
+        << cutlass->reason;
+  }
+}
+
 // ---- Bad offsets -------------------------------------------------------------------------------
 
 // Offsets that break the contract: negative, decreasing, past M, the int32 extremes.

@@ -2,6 +2,8 @@
 // the shapes cuBLASLt does not take (K = 0, empty outputs) and the batch that folds into one GEMM.
 #include "kernels/gemm/cuda/gemm_kernels.hpp"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 #include "cuda/runtime.hpp"
@@ -27,6 +29,11 @@ LtOperand lt_operand(const Tensor& t, bool column_major) {
   o.ld = column_major ? s[r - 1] : s[r - 2];
   o.batch_stride = r == 3 ? s[0] : 0;
   return o;
+}
+
+// `base` moved on by `elements` elements of `itemsize` bytes.
+const void* advanced(const void* base, std::int64_t elements, std::size_t itemsize) {
+  return static_cast<const std::byte*>(base) + elements * static_cast<std::int64_t>(itemsize);
 }
 
 }  // namespace
@@ -69,7 +76,18 @@ void BmmCublasLtSm90::forward(const KernelContext& ctx, const Tensor& a, const T
     p.a.batch_stride = 0;
     p.b.batch_stride = 0;
   }
-  matmul_.run(ctx, p, tune_requested());
+  // cuBLASLt counts a strided batch in int32 (as classic cuBLAS does, whose candidate refuses a
+  // longer one): a longer batch runs as pieces of at most kMaxLtBatch matrices, one after another,
+  // rather than as the count int32 wraps it to.
+  const std::int64_t whole = p.batch;
+  for (std::int64_t first = 0; first < whole; first += kMaxLtBatch) {
+    LtProblem piece = p;
+    piece.batch = std::min(kMaxLtBatch, whole - first);
+    piece.a.data = advanced(p.a.data, first * p.a.batch_stride, a.itemsize());
+    piece.b.data = advanced(p.b.data, first * p.b.batch_stride, b.itemsize());
+    piece.out = static_cast<std::byte*>(p.out) + first * m * n * out.itemsize();
+    matmul_.run(ctx, piece, tune_requested());
+  }
 }
 
 }  // namespace tileops::kernels::cuda

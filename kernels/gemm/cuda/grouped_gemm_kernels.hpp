@@ -109,10 +109,14 @@ class GroupedGemmCutlassSm90 final
   }
 
   // TMA's 16-byte aligned addresses and strides are the vector variant's condition; a product
-  // over K = 0 has no main loop for CUTLASS to run (the wmma kernel writes its zeros).
+  // over K = 0 has no main loop for CUTLASS to run (the wmma kernel writes its zeros); CUTLASS's
+  // problem shapes and group count are ints (the wmma kernel counts in 64 bits).
   static std::optional<std::string> refusal(const GroupedGemmCall& call) {
     if (auto reason = GroupedGemmCuda<GroupedGemmSm90, true>::refusal(call)) return reason;
     if (call.k == 0) return std::string("K = 0: no main loop to run");
+    if (!fits_int(call.n) || !fits_int(call.k) || !fits_int(call.groups))
+      return fmt::format("N = {}, K = {} or {} groups past CUTLASS's int problem shapes", call.n,
+                         call.k, call.groups);
     return std::nullopt;
   }
 
@@ -130,6 +134,13 @@ class GroupedGemmCutlassSm90 final
   void forward(const KernelContext& ctx, const Tensor& x, const Tensor& w, const Tensor& offsets,
                Tensor& out) override {
     const GroupedGemmTensors t = grouped_gemm_tensors(x, w, offsets, out, variant_.w_column_major);
+    // A group's rows are an int of CUTLASS's problem shape; the call spec does not hold M, so the
+    // refusal cannot see it.
+    if (!fits_int(t.m))
+      throw CheckError(
+          fmt::format("x has {} rows, past the int rows of CUTLASS's problem shapes "
+                      "(grouped_gemm_cutlass_sm90)",
+                      t.m));
     // The per-group arrays and CUTLASS's workspace, stream-ordered (Note [CUTLASS grouped GEMM]).
     const Tensor workspace = Tensor::empty(Shape{static_cast<std::int64_t>(workspace_bytes_)},
                                            DType::kUInt8, ctx.device, &ctx.stream);

@@ -110,6 +110,8 @@ LayoutPtr make_layout(DType dtype, std::int64_t rows, std::int64_t cols, std::in
                                                              static_cast<std::uint64_t>(rows),
                                                              static_cast<std::uint64_t>(cols), ld));
   LayoutPtr owned(layout);
+  if (batch > kMaxLtBatch)  // the caller's pieces (BmmCublasLtSm90::forward) keep it within
+    throw CheckError(fmt::format("cuBLASLt counts a batch in int32, not {} matrices", batch));
   if (batch > 1) {
     const auto count = static_cast<std::int32_t>(batch);
     TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatrixLayoutSetAttribute(
@@ -185,8 +187,6 @@ const DeviceLt& device_lt(int device) {
   lt.arch_name = fmt::format("sm_{}{} {}", prop.major, prop.minor, prop.name);
   return lt;
 }
-
-bool fits_int(std::int64_t value) { return value <= std::numeric_limits<int>::max(); }
 
 // The candidates that are not cuBLASLt algorithms, each stored and shown by its name: the classic
 // API (Note [The classic cuBLAS candidate]), the CUTLASS kernel (Note [CUTLASS GEMM candidate] in

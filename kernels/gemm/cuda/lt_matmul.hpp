@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,8 +22,11 @@ struct LtOperand {
   std::int64_t batch_stride = 0;
 };
 
+// The most matrices an LtProblem's batch holds: cuBLASLt's batch count is an int32.
+inline constexpr std::int64_t kMaxLtBatch = std::numeric_limits<std::int32_t>::max();
+
 // out [batch, m, n] (contiguous) = a [batch, m, k] @ b [batch, k, n] (+ bias [n]); n and k are the
-// call spec's.
+// call spec's; batch is at most kMaxLtBatch.
 struct LtProblem {
   std::int64_t m = 0;
   std::int64_t batch = 1;
