@@ -30,7 +30,8 @@
 // compute-sanitizer in scripts/gpu-check): the seeds' inputs and `device` params are placed there,
 // each mutated tensor gets a device storage of exactly its view's bytes, copied up from the
 // host, and one mutation leaves a tensor on the host. A CudaError is a finding there: a kernel
-// that faulted, seen at the next synchronisation.
+// that faulted, seen at the next synchronisation (after which the device takes no more work), or a
+// call the runtime or a CUDA library refused where the op should have refused it with its reason.
 
 #include "op_call_harness.hpp"
 
@@ -149,7 +150,7 @@ OpCallOutcome run_op_call(std::span<const std::uint8_t> data, Device device, std
   const std::vector<Seed>& all = seeds();
   const Seed& seed = all[in.index(all.size())];
   *op_name = seed.op;
-  start_call(seed.op);
+  start_call(seed.op, g_device);
 
   const bool params_mutated = in.flag();
   const ParamMap params =

@@ -10,9 +10,10 @@
 namespace tileops::fuzz {
 namespace {
 
-// The call under test and the last error it raised, as finding() prints them.
+// The call under test and the last error it raised, as finding() prints them, and the run's device.
 std::string g_call;
 std::string g_error;
+Device g_device = Device::cpu();
 
 bool g_keep_going = false;
 
@@ -20,9 +21,20 @@ bool g_keep_going = false;
 
 void keep_going_after_findings(bool keep_going) { g_keep_going = keep_going; }
 
-void start_call(const std::string& op) {
+void start_call(const std::string& op, Device device) {
   g_call = op;
   g_error.clear();
+  g_device = device;
+}
+
+bool device_still_works() {
+  try {
+    // A copy back to the host waits for the device's queued work: a broken context fails it.
+    (void)Tensor::empty(Shape{1}, DType::kUInt8, g_device).to(Device::cpu(), DType::kUInt8);
+    return true;
+  } catch (const tileops::Error&) {
+    return false;
+  }
 }
 
 void describe_call(const std::string& op, const ParamMap& params, const Inputs& inputs,

@@ -21,8 +21,9 @@ namespace tileops::fuzz {
 using Inputs = std::vector<std::optional<Tensor>>;
 
 // The call under test as a finding names it: the op alone until its inputs are made, then
-// describe_call's text; the last error it raised is forgotten when a call starts.
-void start_call(const std::string& op);
+// describe_call's text; the last error it raised is forgotten when a call starts. `device` is the
+// run's.
+void start_call(const std::string& op, Device device);
 void describe_call(const std::string& op, const ParamMap& params, const Inputs& inputs,
                    const std::optional<Tensor>& out);
 
@@ -34,6 +35,11 @@ void describe_call(const std::string& op, const ParamMap& params, const Inputs& 
 // `op`.
 void record_error(const std::string& op, const tileops::Error& e);
 
+// Whether the run's device still takes work after a CudaError: a kernel that faulted leaves the
+// context broken, and nothing runs after it; a call the runtime or a CUDA library refused (no
+// algorithm, no memory) leaves it working, and the replay goes on to the next input.
+bool device_still_works();
+
 // Runs `f`; a tileops::Error (or an allocation the machine refuses) is an answer, anything else a
 // finding. Returns whether `f` completed.
 template <class F>
@@ -44,7 +50,7 @@ bool completes(const std::string& op, F&& f) {
   } catch (const tileops::CudaError& e) {
     finding(
         op + ": a CUDA error (a kernel that faulted, or a call the runtime refused): " + e.what(),
-        /*fatal=*/true);
+        /*fatal=*/!device_still_works());
   } catch (const tileops::Error& e) {
     record_error(op, e);
     return false;

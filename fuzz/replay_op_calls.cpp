@@ -10,10 +10,10 @@
 // (kLargeOpCallSizes), past the kernels' one-block shapes.
 //
 // Prints how many calls ran, were refused or were skipped, per op. A broken rule aborts, or with
-// --keep-going is printed and counted (the replay stops at a CUDA error, after which nothing runs)
-// and the exit status is 1. Exits 0 when every call kept the rules; 77 (ctest's skip) when the
-// device is a CUDA device the process does not have, unless TILEOPS_REQUIRE_GPU=1; 2 for bad
-// arguments or an unreadable path.
+// --keep-going is printed and counted (the replay stops at a CUDA error after which the device
+// takes no more work) and the exit status is 1. Exits 0 when every call kept the rules; 77 (ctest's
+// skip) when the device is a CUDA device the process does not have, unless TILEOPS_REQUIRE_GPU=1; 2
+// for bad arguments or an unreadable path.
 #include <algorithm>
 #include <array>
 #include <cstdint>
