@@ -21,6 +21,7 @@
 #include <string>
 #include <utility>
 
+#include "../torch_kernel/lazy_bits.hpp"
 #include "streams.hpp"
 #include "tileops/core/dlpack.hpp"
 #include "tileops/core/error.hpp"
@@ -107,6 +108,16 @@ nb::object torch_capsule(nb::handle array) {
   return e.to_dlpack(array);
 }
 
+// Why a torch tensor's memory does not hold its values (lazy_bits.hpp); nullptr for a tensor
+// without a lazy bit and for anything that is no torch tensor.
+const char* torch_lazy_bit(nb::handle array) {
+  const TorchExport& e = torch_export();
+  if (e.tensor_type == nullptr || !PyObject_TypeCheck(array.ptr(), e.tensor_type)) return nullptr;
+  if (nb::cast<bool>(array.attr("is_neg")())) return torch_kernel::kNegativeBit;
+  if (nb::cast<bool>(array.attr("is_conj")())) return torch_kernel::kConjugateBit;
+  return nullptr;
+}
+
 // Whether `array` says (__dlpack_device__) that it lives on a CUDA device.
 bool on_cuda(nb::handle array) {
   if (!nb::hasattr(array, "__dlpack_device__")) return false;
@@ -121,16 +132,27 @@ nb::object capsule_of(nb::handle array, const char* what, std::optional<std::int
                                      "that implement the DLPack protocol (torch, NumPy, CuPy, JAX)",
                                      what, nb::inst_name(array).c_str())
                              .c_str());
-  // The caller's stream is torch's current one, where torch orders its own work: no handshake.
-  if (nb::object capsule = torch_capsule(array); capsule.is_valid()) return capsule;
-  if (stream && on_cuda(array))
-    return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1),
-                                    nb::arg("stream") = *stream);
+  if (const char* bit = torch_lazy_bit(array))
+    throw DLPackError(fmt::format("{} has {}", what, bit));
   try {
-    return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1));
+    // The caller's stream is torch's current one, where torch orders its own work: no handshake.
+    if (nb::object capsule = torch_capsule(array); capsule.is_valid()) return capsule;
+    if (stream && on_cuda(array))
+      return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1),
+                                      nb::arg("stream") = *stream);
+    try {
+      return array.attr("__dlpack__")(nb::arg("max_version") = nb::make_tuple(1, 1));
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+      return array.attr("__dlpack__")();  // a producer that predates max_version
+    }
   } catch (nb::python_error& e) {
-    if (!e.matches(PyExc_TypeError)) throw;
-    return array.attr("__dlpack__")();  // a producer that predates max_version
+    // The producer cannot export it (NumPy: a byte order, an object or structured dtype; torch:
+    // the meta device, a sparse or nested layout): the library's error, naming the input, with the
+    // producer's reason.
+    if (!e.matches(PyExc_BufferError) && !e.matches(PyExc_RuntimeError)) throw;
+    throw DLPackError(fmt::format("{}: the {} cannot cross through DLPack: {}", what,
+                                  nb::inst_name(array).c_str(), nb::str(e.value()).c_str()));
   }
 }
 
@@ -187,7 +209,7 @@ bool import_torch(nb::handle array, std::optional<Tensor>& into) {
     into.reset();  // declined: the general path raises the usual error for it
     return false;
   }
-  const nb::object capsule = torch_capsule(array);
+  const nb::object capsule = torch_lazy_bit(array) ? nb::object() : torch_capsule(array);
   if (!capsule.is_valid()) {
     into.reset();
     return false;
@@ -224,8 +246,12 @@ bool torch_functions_registered() { return torch_export().tensor_type != nullptr
 
 Tensor import_array(nb::handle array, const char* what, std::optional<std::intptr_t> stream) {
   const nb::object capsule = capsule_of(array, what, stream);
-  const Tensor tensor = take_any_capsule(capsule.ptr(), what);
-  return immutable_by_contract(array) ? read_only_view(tensor) : tensor;
+  try {
+    const Tensor tensor = take_any_capsule(capsule.ptr(), what);
+    return immutable_by_contract(array) ? read_only_view(tensor) : tensor;
+  } catch (const DLPackError& e) {  // what from_dlpack refuses, said of the input that has it
+    throw DLPackError(fmt::format("{}: {}", what, e.what()));
+  }
 }
 
 void bind_arrays(nb::module_& m) {

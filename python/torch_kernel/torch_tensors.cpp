@@ -12,6 +12,8 @@
 #include <span>
 #include <string>
 
+#include "lazy_bits.hpp"
+
 namespace tileops::torch_kernel {
 
 DType dtype_of(at::ScalarType type) {
@@ -88,7 +90,14 @@ Device device_of(const at::Device& device) {
 // and later drops a reference to that object with the GIL (torch's PyObject preservation), which
 // cost the Python fast path about a tenth of a call per tensor. t's data pointer lies in its
 // storage, so holding the storage keeps the viewed elements alive.
+const char* lazy_bit_of(const at::Tensor& t) {
+  if (t.is_neg()) return kNegativeBit;
+  if (t.is_conj()) return kConjugateBit;
+  return nullptr;
+}
+
 Tensor view_of(const at::Tensor& t) {
+  if (const char* bit = lazy_bit_of(t)) C10_THROW_ERROR(ValueError, std::string("tileops: ") + bit);
   const auto sizes = t.sizes();
   const auto strides = t.strides();
   const Shape shape(std::span<const std::int64_t>(sizes.data(), sizes.size()));

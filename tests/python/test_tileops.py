@@ -124,6 +124,45 @@ def test_a_bad_call_raises_the_typed_error_naming_the_tensor_and_the_rule():
     assert op(np.ones((2, 8), np.float32)).shape == (2, 8)
 
 
+def test_an_array_dlpack_cannot_carry_raises_the_dlpack_error_naming_the_input():
+    op = tileops.SoftmaxFwdOp(dim=-1)
+    x = np.random.default_rng(3).random((4, 8), dtype=np.float32)
+    # A negative stride (a reversed NumPy view): the library's views have none.
+    with pytest.raises(tileops.DLPackError,
+                       match="SoftmaxFwdOp: input x: from_dlpack: negative stride -1 at axis 1"):
+        op(x[:, ::-1])
+    with pytest.raises(tileops.DLPackError,
+                       match="SoftmaxFwdOp: out: from_dlpack: negative stride -8 at axis 0"):
+        op(x, out=np.empty((4, 8), np.float32)[::-1])
+    # What NumPy itself cannot export: NumPy's reason, said of the input, as the library's error.
+    with pytest.raises(tileops.DLPackError,
+                       match="SoftmaxFwdOp: input x: the ndarray cannot cross through DLPack: "
+                             ".*byte order"):
+        op(x.astype(">f4"))
+    with pytest.raises(BufferError):  # DLPackError is a BufferError, as NumPy's own refusal
+        op(x.astype(object))
+    # Their contiguous copies go through.
+    flipped = np.ascontiguousarray(x[:, ::-1])
+    expected = np.exp(flipped - flipped.max(-1, keepdims=True))
+    np.testing.assert_allclose(op(flipped), expected / expected.sum(-1, keepdims=True), rtol=1e-6)
+
+
+def test_a_torch_tensor_with_a_lazy_bit_is_refused_naming_it():
+    torch = pytest.importorskip("torch")
+    op = tileops.SoftmaxFwdOp(dim=-1)
+    z = torch.randn(4, 8, dtype=torch.complex64)
+    negated = z.conj().imag  # z's memory, read through torch's negative bit
+    assert negated.is_neg()
+    with pytest.raises(tileops.DLPackError,
+                       match="SoftmaxFwdOp: input x has torch's negative bit set"):
+        op(negated)
+    with pytest.raises(tileops.DLPackError, match="SoftmaxFwdOp: out has torch's negative bit set"):
+        op(z.real.contiguous(), out=torch.zeros(4, 8, dtype=torch.complex64).conj().imag)
+    # The fast path declines it, so that the general path raises that error.
+    assert op._op.call_torch((negated,), None) is NotImplemented
+    torch.testing.assert_close(op(negated.resolve_neg()), torch.softmax(-z.imag, -1))
+
+
 def test_a_read_only_array_is_not_written():
     query = np.ones((1, 1, 4), np.float32)
     query.flags.writeable = False

@@ -278,6 +278,11 @@ try:
     raise AssertionError("no error")
 except ValueError as e:
     assert "RMSNormFwdOp: x dtype is outside" in str(e), e
+# A tensor with torch's negative bit (z.conj().imag; its memory holds the values negated): the
+# dispatcher resolves the bit before the kernel, which computes on the values.
+negated = torch.randn(4, 64, dtype=torch.complex64).conj().imag
+torch.testing.assert_close(torch.ops.tileops.norm_rms_norm_fwd.default(op._key, negated, None),
+                           op(negated.resolve_neg()), rtol=0, atol=0)
 # A key whose instance is gone.
 silu = tileops.SiluFwdOp()
 silu(torch.randn(3))
