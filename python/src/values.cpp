@@ -3,20 +3,37 @@
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "arrays.hpp"
+#include "tileops/core/error.hpp"
 
 namespace nb = nanobind;
 
 namespace tileops::python {
 
+namespace {
+
+// A Python int as int64; one past its range raises the library's CheckError naming the param,
+// where nanobind's cast would raise a bare std::bad_cast.
+std::int64_t int64_of(nb::handle o, const char* what) {
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+  if (overflow != 0)
+    throw CheckError(fmt::format("{}: {} is past the range of int64", what, nb::str(o).c_str()));
+  if (value == -1 && PyErr_Occurred()) throw nb::python_error();
+  return value;
+}
+
+}  // namespace
+
 Value to_value(nb::handle o, const char* what) {
   if (o.is_none()) return Value();
   // bool before int: Python's bool is an int.
   if (PyBool_Check(o.ptr())) return Value(o.ptr() == Py_True);
-  if (PyLong_Check(o.ptr())) return Value(nb::cast<std::int64_t>(o));
+  if (PyLong_Check(o.ptr())) return Value(int64_of(o, what));
   if (PyFloat_Check(o.ptr())) return Value(nb::cast<double>(o));
   if (PyUnicode_Check(o.ptr())) return Value(nb::cast<std::string>(o));
   if (PyList_Check(o.ptr()) || PyTuple_Check(o.ptr())) {
@@ -27,8 +44,8 @@ Value to_value(nb::handle o, const char* what) {
       if (PyBool_Check(item.ptr()))
         throw nb::type_error(fmt::format("{}: a list of bools is not a param value", what).c_str());
       if (PyLong_Check(item.ptr())) {
-        ints.push_back(nb::cast<std::int64_t>(item));
-        floats.push_back(static_cast<double>(nb::cast<std::int64_t>(item)));
+        ints.push_back(int64_of(item, what));
+        floats.push_back(static_cast<double>(ints.back()));
       } else if (PyFloat_Check(item.ptr())) {
         all_ints = false;
         floats.push_back(nb::cast<double>(item));

@@ -68,7 +68,8 @@ def _call_signature(entry):
 
 
 def _docstring(entry):
-    lines = [f"{entry['name']} ({entry['family']} family), as {entry['ref_api']}.", ""]
+    reference = f", as {entry['ref_api']}" if entry['ref_api'] else ""
+    lines = [f"{entry['name']} ({entry['family']} family){reference}.", ""]
     lines.append("Construction params:")
     for p in entry["params"]:
         default = "required" if p["required"] else f"default {p['default']!r}"

@@ -139,8 +139,8 @@ def test_an_array_dlpack_cannot_carry_raises_the_dlpack_error_naming_the_input()
                        match="SoftmaxFwdOp: input x: the ndarray cannot cross through DLPack: "
                              ".*byte order"):
         op(x.astype(">f4"))
-    with pytest.raises(BufferError):  # DLPackError is a BufferError, as NumPy's own refusal
-        op(x.astype(object))
+    with pytest.raises(BufferError, match="SoftmaxFwdOp: input x: the ndarray cannot cross"):
+        op(x.astype(object))  # DLPackError, a BufferError as NumPy's own refusal is
     # Their contiguous copies go through.
     flipped = np.ascontiguousarray(x[:, ::-1])
     expected = np.exp(flipped - flipped.max(-1, keepdims=True))
@@ -180,6 +180,25 @@ def test_wrong_arguments_are_python_type_errors():
         tileops.SiluFwdOp()([1.0, 2.0])
     with pytest.raises(tileops.CheckError, match="approximate"):
         tileops.GeluFwdOp(approximate="exact")
+
+
+def test_an_int_param_past_int64_is_a_check_error_naming_it():
+    with pytest.raises(tileops.CheckError,
+                       match="SoftmaxFwdOp param dim: 1180591620717411303424 is past the range of "
+                             "int64"):
+        tileops.SoftmaxFwdOp(dim=2**70)
+    with pytest.raises(tileops.CheckError,
+                       match="RMSNormFwdOp param normalized_shape: -9223372036854775809 is past"):
+        tileops.RMSNormFwdOp([64, -2**63 - 1])
+    # Its extremes are values like any other, for the op's own checks.
+    with pytest.raises(tileops.CheckError, match="may not be negative"):
+        tileops.RMSNormFwdOp([-2**63])
+
+
+def test_a_docstring_names_the_reference_api_where_the_entry_has_one():
+    assert tileops.SiluFwdOp.__doc__.startswith(
+        "SiluFwdOp (activation family), as torch.nn.functional.silu.")
+    assert tileops.AlibiFwdOp.__doc__.startswith("AlibiFwdOp (attention family).\n")
 
 
 def test_the_error_classes_derive_from_the_builtins():
