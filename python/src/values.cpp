@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,49 +17,76 @@ namespace tileops::python {
 
 namespace {
 
-// A Python int as int64; one past its range raises the library's CheckError naming the param,
-// where nanobind's cast would raise a bare std::bad_cast.
+// An integer (a Python int, or anything with __index__: NumPy's integer scalars) as int64; one past
+// its range raises the library's CheckError naming the param, where nanobind's cast would raise a
+// bare std::bad_cast.
 std::int64_t int64_of(nb::handle o, const char* what) {
+  const nb::object index = nb::steal(PyNumber_Index(o.ptr()));
+  if (!index.is_valid()) throw nb::python_error();
   int overflow = 0;
-  const long long value = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+  const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
   if (overflow != 0)
-    throw CheckError(fmt::format("{}: {} is past the range of int64", what, nb::str(o).c_str()));
+    throw CheckError(
+        fmt::format("{}: {} is past the range of int64", what, nb::str(index).c_str()));
   if (value == -1 && PyErr_Occurred()) throw nb::python_error();
   return value;
+}
+
+// NumPy's bool scalar, which is neither a Python bool nor an integer (it has no __index__).
+bool is_numpy_bool(nb::handle o) {
+  const nb::handle type = o.type();
+  const nb::object module = nb::getattr(type, "__module__", nb::none());
+  if (!nb::isinstance<nb::str>(module) || nb::cast<std::string>(module) != "numpy") return false;
+  const std::string name = nb::cast<std::string>(type.attr("__name__"));
+  return name == "bool" || name == "bool_";  // NumPy 2's name, and NumPy 1's
+}
+
+// A number as a param value: a Python bool, int or float, or NumPy's scalars of those kinds
+// (np.int64(-1), np.float32(1e-5), np.True_), as a caller holding NumPy values passes them.
+// nullopt for anything else. Arrays are asked first (a 0-d integer tensor has __index__ too).
+std::optional<Value> number_of(nb::handle o, const char* what) {
+  PyObject* p = o.ptr();
+  if (PyBool_Check(p) || is_numpy_bool(o)) return Value(PyObject_IsTrue(p) == 1);
+  if (PyLong_Check(p) || PyIndex_Check(p)) return Value(int64_of(o, what));
+  if (PyFloat_Check(p) || nb::hasattr(o, "__float__")) {
+    const double value = PyFloat_AsDouble(p);
+    if (value == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return Value(value);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
 Value to_value(nb::handle o, const char* what) {
   if (o.is_none()) return Value();
-  // bool before int: Python's bool is an int.
-  if (PyBool_Check(o.ptr())) return Value(o.ptr() == Py_True);
-  if (PyLong_Check(o.ptr())) return Value(int64_of(o, what));
-  if (PyFloat_Check(o.ptr())) return Value(nb::cast<double>(o));
   if (PyUnicode_Check(o.ptr())) return Value(nb::cast<std::string>(o));
   if (PyList_Check(o.ptr()) || PyTuple_Check(o.ptr())) {
     bool all_ints = true;
     std::vector<double> floats;
     Shape ints;
     for (nb::handle item : o) {
-      if (PyBool_Check(item.ptr()))
+      const std::optional<Value> number =
+          nb::hasattr(item, "__dlpack__") ? std::nullopt : number_of(item, what);
+      if (number && number->is_bool())
         throw nb::type_error(fmt::format("{}: a list of bools is not a param value", what).c_str());
-      if (PyLong_Check(item.ptr())) {
-        ints.push_back(int64_of(item, what));
-        floats.push_back(static_cast<double>(ints.back()));
-      } else if (PyFloat_Check(item.ptr())) {
-        all_ints = false;
-        floats.push_back(nb::cast<double>(item));
-      } else {
+      if (!number)
         throw nb::type_error(fmt::format("{}: a list holds {}, not an int or a float", what,
                                          nb::inst_name(item).c_str())
                                  .c_str());
+      if (number->is_int()) {
+        ints.push_back(number->as_int());
+        floats.push_back(static_cast<double>(ints.back()));
+      } else {
+        all_ints = false;
+        floats.push_back(number->as_float());
       }
     }
     return all_ints ? Value(std::move(ints)) : Value(std::move(floats));
   }
   if (nb::hasattr(o, "__dlpack__") || PyCapsule_CheckExact(o.ptr()))
     return Value(import_array(o, what));
+  if (std::optional<Value> number = number_of(o, what)) return std::move(*number);
   throw nb::type_error(fmt::format("{}: a {} is not a param value (None, bool, int, float, str, a "
                                    "list of numbers or an array)",
                                    what, nb::inst_name(o).c_str())

@@ -195,6 +195,22 @@ def test_an_int_param_past_int64_is_a_check_error_naming_it():
         tileops.RMSNormFwdOp([-2**63])
 
 
+def test_numpy_scalars_are_params_as_the_python_numbers_they_hold():
+    x = np.random.default_rng(5).random((3, 16), dtype=np.float32)
+    by_numpy = tileops.RMSNormFwdOp([np.int64(16)], eps=np.float32(0.5))
+    by_python = tileops.RMSNormFwdOp([16], eps=float(np.float32(0.5)))
+    assert by_numpy.params == by_python.params
+    np.testing.assert_array_equal(by_numpy(x), by_python(x))
+    total = tileops.SumFwdOp(dim=[np.int32(1)], keepdim=np.True_)(x)
+    np.testing.assert_allclose(total, x.sum(1, keepdims=True, dtype=np.float64), rtol=1e-6)
+    assert tileops.SoftmaxFwdOp(dim=np.int16(-1)).params["dim"] == -1
+    with pytest.raises(tileops.CheckError,
+                       match="SoftmaxFwdOp param dim: 18446744073709551615 is past the range"):
+        tileops.SoftmaxFwdOp(dim=np.uint64(2**64 - 1))
+    with pytest.raises(TypeError, match="a list of bools is not a param value"):
+        tileops.SumFwdOp(dim=[np.True_])
+
+
 def test_a_docstring_names_the_reference_api_where_the_entry_has_one():
     assert tileops.SiluFwdOp.__doc__.startswith(
         "SiluFwdOp (activation family), as torch.nn.functional.silu.")
