@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -164,6 +165,15 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
   const std::int64_t extent = checked_extent(kWho, shape, strides);
   if (extent > 0 && data == nullptr) {
     throw CheckError("Tensor::from_blob: null data for a view of shape " + shape.str());
+  }
+  // Every tensor's elements are aligned to their size (tensor.hpp), so that no kernel loads one
+  // from an address its type may not be read at: a fault on a GPU, undefined behaviour in C++.
+  if (extent > 0 && reinterpret_cast<std::uintptr_t>(data) % dtype_size(dtype) != 0) {
+    char address[32];
+    std::snprintf(address, sizeof address, "%p", data);
+    throw CheckError(std::string("Tensor::from_blob: data at ") + address +
+                     " is not aligned to its " + std::to_string(dtype_size(dtype)) + "-byte " +
+                     std::string(dtype_name(dtype)) + " elements");
   }
   // The caller vouches for the memory the view spans and nothing more, so that is the storage.
   const std::int64_t nbytes = checked_extent_bytes(kWho, shape, strides, extent, dtype);

@@ -1,5 +1,6 @@
 // DLPack import and export: round trips, ownership (deleters run exactly once, and never after
 // a failed import), read-only flags, dtype and device mapping, malformed producers.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -346,6 +347,15 @@ TEST(DLPack, MalformedProducersAreRefusedWithoutCallingTheDeleter) {
     EXPECT_EQ(dlpack_error_of([&] { from_dlpack(&producer.managed); }), c.message) << c.name;
     EXPECT_EQ(producer.deleter_calls, 0) << c.name;
   }
+}
+
+TEST(DLPack, DataNotAlignedToItsElementsIsRefusedWithoutCallingTheDeleter) {
+  Versioned producer({2, 3});
+  producer.managed.dl_tensor.data = static_cast<std::byte*>(producer.managed.dl_tensor.data) + 1;
+  const std::string error = dlpack_error_of([&] { from_dlpack(&producer.managed); });
+  EXPECT_THAT(error, ::testing::StartsWith("from_dlpack: Tensor::from_blob: data at "));
+  EXPECT_THAT(error, ::testing::EndsWith(" is not aligned to its 4-byte float32 elements"));
+  EXPECT_EQ(producer.deleter_calls, 0);
 }
 
 TEST(DLPack, MalformedLegacyProducersKeepTheirTensor) {

@@ -1,5 +1,6 @@
 // Tensor construction, views and their bounds, aliasing, contiguous copies; the allocator
 // registry Tensor::empty draws from.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -118,6 +119,18 @@ TEST(Tensor, FromBlobViewsCallerMemoryAndKeepsTheOwner) {
   EXPECT_EQ(t.data<std::int32_t>()[4], 5);
   t = Tensor();
   EXPECT_TRUE(watch.expired());
+}
+
+TEST(Tensor, FromBlobRejectsDataNotAlignedToItsElements) {
+  alignas(8) std::byte bytes[32] = {};
+  const std::string error = error_of<CheckError>(
+      [&] { Tensor::from_blob(bytes + 2, {3}, {1}, DType::kFloat32, Device::cpu()); });
+  EXPECT_THAT(error, ::testing::StartsWith("Tensor::from_blob: data at "));
+  EXPECT_THAT(error, ::testing::EndsWith(" is not aligned to its 4-byte float32 elements"));
+  // Aligned to the element is enough; an empty view reads nothing.
+  EXPECT_EQ(Tensor::from_blob(bytes + 4, {3}, {1}, DType::kFloat32, Device::cpu()).numel(), 3);
+  EXPECT_EQ(Tensor::from_blob(bytes + 2, {3}, {1}, DType::kFloat16, Device::cpu()).numel(), 3);
+  EXPECT_EQ(Tensor::from_blob(bytes + 1, {0}, {1}, DType::kFloat32, Device::cpu()).numel(), 0);
 }
 
 TEST(Tensor, FromBlobRejectsMalformedViews) {

@@ -141,6 +141,12 @@ def test_an_array_dlpack_cannot_carry_raises_the_dlpack_error_naming_the_input()
         op(x.astype(">f4"))
     with pytest.raises(BufferError, match="SoftmaxFwdOp: input x: the ndarray cannot cross"):
         op(x.astype(object))  # DLPackError, a BufferError as NumPy's own refusal is
+    # An array whose data is not aligned to its elements (NumPy makes one over a byte buffer).
+    unaligned = np.ndarray((4, 8), np.float32, buffer=np.zeros(4 * 8 * 4 + 1, np.uint8), offset=1)
+    with pytest.raises(tileops.DLPackError,
+                       match="SoftmaxFwdOp: input x: from_dlpack: Tensor::from_blob: data at .* is "
+                             "not aligned to its 4-byte float32 elements"):
+        op(unaligned)
     # Their contiguous copies go through.
     flipped = np.ascontiguousarray(x[:, ::-1])
     expected = np.exp(flipped - flipped.max(-1, keepdims=True))

@@ -62,7 +62,9 @@ class Tensor {
   static Tensor meta(const Shape& shape, DType dtype);
   // A view of memory the caller owns; `owner` (may be null) is kept alive with the storage,
   // whose size is the bytes the view spans. Throws CheckError for a meta device, ranks that
-  // differ, negative lengths or strides, or null data under a non-empty view.
+  // differ, negative lengths or strides, or null data under a non-empty view, or data not aligned
+  // to the element size (so that every tensor's elements are, and no kernel loads one from an
+  // address its type may not be read at).
   static Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype,
                           Device device, std::shared_ptr<void> owner = nullptr,
                           bool read_only = false);
