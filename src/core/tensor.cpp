@@ -128,6 +128,13 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, const Strea
                        " but the tensor is to be on " + device.str());
     }
     memory = allocator->allocate(nbytes, on);
+    if (reinterpret_cast<std::uintptr_t>(memory.get()) % kAllocationAlignment != 0) {
+      char address[32];
+      std::snprintf(address, sizeof address, "%p", memory.get());
+      throw ContractError("Tensor::empty: the allocator for " + device.str() +
+                          " returned memory at " + address + ", not aligned to " +
+                          std::to_string(kAllocationAlignment) + " bytes as allocate() must");
+    }
   }
   void* data = memory.get();
 

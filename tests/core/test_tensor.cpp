@@ -360,6 +360,28 @@ TEST(Allocator, ReplacingTheCpuAllocatorAndRestoringIt) {
   EXPECT_EQ(*counting->freed, 1);
 }
 
+// An allocator whose memory is 8 bytes past an aligned block: enough for a float, not for the
+// kernels' 16-byte vectors, which the access class assumes of every tensor the library allocates.
+class MisalignedAllocator final : public Allocator {
+ public:
+  DeviceType device_type() const noexcept override { return DeviceType::kCPU; }
+  std::shared_ptr<void> allocate(std::size_t nbytes, const Stream& stream) override {
+    std::shared_ptr<void> block = cpu_allocator()->allocate(nbytes + 8, stream);
+    return {static_cast<std::byte*>(block.get()) + 8, [block](void*) {}};
+  }
+};
+
+TEST(Allocator, MemoryNotAlignedTo16BytesBreaksTheAllocatorsContract) {
+  EXPECT_EQ(set_allocator(DeviceType::kCPU, std::make_shared<MisalignedAllocator>()), nullptr);
+  const std::string error =
+      error_of<ContractError>([] { Tensor::empty({8}, DType::kFloat32, Device::cpu()); });
+  set_allocator(DeviceType::kCPU, nullptr);
+  EXPECT_THAT(error, ::testing::StartsWith("Tensor::empty: the allocator for cpu returned memory "
+                                           "at "));
+  EXPECT_THAT(error, ::testing::EndsWith(", not aligned to 16 bytes as allocate() must"));
+  EXPECT_EQ(Tensor::empty({8}, DType::kFloat32).numel(), 8);  // the built-in one is back
+}
+
 TEST(Allocator, RejectsMismatchedInstalls) {
   EXPECT_EQ(error_of<CheckError>([] {
               set_allocator(DeviceType::kCUDA,

@@ -21,12 +21,19 @@ class Allocator {
   // The device type whose memory this allocator hands out.
   virtual DeviceType device_type() const noexcept = 0;
 
-  // At least `nbytes` (> 0) bytes on `stream.device()`, usable in stream order on `stream`.
-  // The result's get() is the memory; its deleter frees it, possibly on another thread and after
-  // the allocator was uninstalled, so a stateful allocator makes the deleter keep what it needs
-  // alive. Throws (std::bad_alloc or an Error) when it cannot allocate; never returns null.
+  // At least `nbytes` (> 0) bytes on `stream.device()`, usable in stream order on `stream`,
+  // aligned to kAllocationAlignment. The result's get() is the memory; its deleter frees it,
+  // possibly on another thread and after the allocator was uninstalled, so a stateful allocator
+  // makes the deleter keep what it needs alive. Throws (std::bad_alloc or an Error) when it cannot
+  // allocate; never returns null.
   virtual std::shared_ptr<void> allocate(std::size_t nbytes, const Stream& stream) = 0;
 };
+
+// The alignment of every allocator's memory: the kernels' 16-byte vector loads and stores assume
+// it of each tensor Tensor::empty makes (a call's access class counts only the addresses of the
+// tensors it was given), and it aligns an element of every dtype. Tensor::empty refuses memory
+// without it with a ContractError.
+inline constexpr std::size_t kAllocationAlignment = 16;
 
 // The alignment of every host allocation the built-in CPU allocator makes: a cache line, and
 // enough for any vector load.
