@@ -17,7 +17,9 @@
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -92,6 +94,7 @@ struct TorchExport {
   int (*unpack)(PyObject*, void*) = nullptr;
   PyObject* (*wrap)(const void*) = nullptr;
   std::intptr_t (*native_stream)(int) = nullptr;
+  void (*bump_version)(PyObject*) = nullptr;
 };
 
 TorchExport& torch_export() {
@@ -201,6 +204,60 @@ Tensor take_any_capsule(PyObject* c, const char* what) {
       fmt::format("{}: __dlpack__ returned no unconsumed DLPack capsule", what).c_str());
 }
 
+// DLPack's (device type, device id) of a library device.
+std::pair<std::int64_t, std::int64_t> dlpack_device_of(const Device& d) {
+  if (d.is_cuda()) return {static_cast<std::int64_t>(dlpack::kDLCUDA), d.index};
+  return {static_cast<std::int64_t>(dlpack::kDLCPU), 0};
+}
+
+// The keywords of a consumer's __dlpack__ call, checked as the DLPack specification gives them: a
+// value of the wrong kind is a TypeError naming the keyword, never a crash or a bare cast error.
+struct DlpackRequest {
+  std::optional<std::intptr_t> stream;  // the consumer's stream; nullopt: None
+  bool versioned = false;               // max_version's major is 1 or more
+  std::optional<std::pair<std::int64_t, std::int64_t>> device;  // dl_device
+};
+
+std::int64_t dlpack_int(nb::handle o, const char* keyword) {
+  if (!PyLong_Check(o.ptr()) || PyBool_Check(o.ptr()))
+    throw nb::type_error(fmt::format("DLPackTensor.__dlpack__: {} holds a {}, not an int", keyword,
+                                     nb::inst_name(o).c_str())
+                             .c_str());
+  int overflow = 0;
+  const long long value = PyLong_AsLongLongAndOverflow(o.ptr(), &overflow);
+  if (overflow != 0)
+    throw nb::type_error(
+        fmt::format("DLPackTensor.__dlpack__: {} holds an int past int64", keyword).c_str());
+  return value;
+}
+
+std::pair<std::int64_t, std::int64_t> dlpack_pair(nb::handle o, const char* keyword) {
+  if (!PyTuple_Check(o.ptr()) || PyTuple_GET_SIZE(o.ptr()) != 2)
+    throw nb::type_error(fmt::format("DLPackTensor.__dlpack__: {} is a tuple of two ints; got {}",
+                                     keyword, nb::repr(o).c_str())
+                             .c_str());
+  return {dlpack_int(PyTuple_GET_ITEM(o.ptr(), 0), keyword),
+          dlpack_int(PyTuple_GET_ITEM(o.ptr(), 1), keyword)};
+}
+
+DlpackRequest read_dlpack_request(nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                                  nb::handle copy) {
+  DlpackRequest request;
+  if (!stream.is_none()) request.stream = dlpack_int(stream, "stream");
+  if (!max_version.is_none())
+    request.versioned = dlpack_pair(max_version, "max_version").first >= 1;
+  if (!dl_device.is_none()) request.device = dlpack_pair(dl_device, "dl_device");
+  if (!copy.is_none()) {
+    if (!PyBool_Check(copy.ptr()))
+      throw nb::type_error(fmt::format("DLPackTensor.__dlpack__: copy is a bool or None; got {}",
+                                       nb::repr(copy).c_str())
+                               .c_str());
+    if (copy.ptr() == Py_True)
+      throw nb::buffer_error("DLPackTensor.__dlpack__: copy=True is not supported");
+  }
+  return request;
+}
+
 }  // namespace
 
 bool import_torch(nb::handle array, std::optional<Tensor>& into) {
@@ -218,11 +275,30 @@ bool import_torch(nb::handle array, std::optional<Tensor>& into) {
   return true;
 }
 
+void mark_written(nb::handle array) {
+  const TorchExport& e = torch_export();
+  if (e.tensor_type == nullptr || !PyObject_TypeCheck(array.ptr(), e.tensor_type)) return;
+  if (e.bump_version != nullptr) return e.bump_version(array.ptr());
+  if (nb::cast<bool>(array.attr("is_inference")())) return;
+  nb::module_::import_("torch.autograd.graph").attr("increment_version")(array);
+}
+
 nb::object export_torch(const Tensor& tensor) {
   if (const TorchExport& e = torch_export(); e.wrap != nullptr) {
     PyObject* wrapped = e.wrap(&tensor);
     if (wrapped == nullptr) throw nb::python_error();
     return nb::steal(wrapped);
+  }
+  // A meta tensor has no memory to exchange: torch's own meta tensor of its geometry.
+  if (tensor.is_meta()) {
+    const nb::module_ torch = nb::module_::import_("torch");
+    const std::string dtype(dtype_name(tensor.dtype()));  // torch's attribute of the same name
+    nb::list shape, strides;
+    for (std::int64_t s : tensor.shape()) shape.append(s);
+    for (std::int64_t s : tensor.strides()) strides.append(s);
+    return torch.attr("empty_strided")(nb::tuple(shape), nb::tuple(strides),
+                                       nb::arg("dtype") = torch.attr(dtype.c_str()),
+                                       nb::arg("device") = "meta");
   }
   // A legacy capsule, as torch._C._from_dlpack takes; torch reads the tensor on the stream that
   // wrote it, so no stream is exchanged.
@@ -274,15 +350,18 @@ void bind_arrays(nb::module_& m) {
       "reader (None without CUDA): torch tensors cross through them.");
   m.def(
       "_set_torch_bridge",
-      [](std::uintptr_t unpack, std::uintptr_t wrap, std::uintptr_t native_stream) {
+      [](std::uintptr_t unpack, std::uintptr_t wrap, std::uintptr_t native_stream,
+         std::uintptr_t bump_version) {
         TorchExport& e = torch_export();
         e.unpack = reinterpret_cast<int (*)(PyObject*, void*)>(unpack);
         e.wrap = reinterpret_cast<PyObject* (*)(const void*)>(wrap);
         e.native_stream = reinterpret_cast<std::intptr_t (*)(int)>(native_stream);
+        e.bump_version = reinterpret_cast<void (*)(PyObject*)>(bump_version);
       },
-      nb::arg("unpack"), nb::arg("wrap"), nb::arg("native_stream"),
-      "The addresses of libtileops_torch's tileops_torch_unpack, _wrap and _current_stream (Note "
-      "[The torch bridge]): torch tensors cross through them instead of DLPack capsules.");
+      nb::arg("unpack"), nb::arg("wrap"), nb::arg("native_stream"), nb::arg("bump_version"),
+      "The addresses of libtileops_torch's tileops_torch_unpack, _wrap, _current_stream and "
+      "_bump_version (Note [The torch bridge]): torch tensors cross through them instead of "
+      "DLPack capsules.");
   nb::class_<DLPackTensor>(m, "DLPackTensor",
                            "A tileops tensor on its way out: pass it to your framework's "
                            "from_dlpack (torch.from_dlpack, numpy.from_dlpack, ...).")
@@ -290,27 +369,26 @@ void bind_arrays(nb::module_& m) {
           "__dlpack__",
           [](const DLPackTensor& self, nb::handle stream, nb::handle max_version,
              nb::handle dl_device, nb::handle copy) {
-            (void)dl_device;
+            const DlpackRequest request = read_dlpack_request(stream, max_version, dl_device, copy);
+            const Device d = self.tensor.device();
+            if (request.device && *request.device != dlpack_device_of(d))
+              throw nb::buffer_error(
+                  fmt::format("DLPackTensor.__dlpack__: dl_device ({}, {}) is not the tensor's "
+                              "device {}, and the export copies nothing",
+                              request.device->first, request.device->second, d.str())
+                      .c_str());
             // A consumer on another stream waits for the op's (Note [Python streams]); DLPack's
             // None means the legacy default stream for CUDA.
-            if (self.tensor.device().is_cuda() && self.stream)
-              order_after(self.tensor.device().index, *self.stream,
-                          stream.is_none() ? 1 : nb::cast<std::intptr_t>(stream));
-            if (!copy.is_none() && nb::cast<bool>(copy))
-              throw nb::buffer_error("DLPackTensor.__dlpack__: copy=True is not supported");
-            bool versioned = false;
-            if (!max_version.is_none())
-              versioned = nb::cast<int>(nb::tuple(nb::borrow(max_version))[0]) >= 1;
-            return export_capsule(self.tensor, versioned);
+            if (d.is_cuda() && self.stream)
+              order_after(d.index, *self.stream, request.stream.value_or(1));
+            return export_capsule(self.tensor, request.versioned);
           },
           nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(),
           nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none())
       .def("__dlpack_device__",
            [](const DLPackTensor& self) {
-             const Device d = self.tensor.device();
-             const int type =
-                 d.is_cuda() ? static_cast<int>(dlpack::kDLCUDA) : static_cast<int>(dlpack::kDLCPU);
-             return nb::make_tuple(type, d.is_cuda() ? d.index : 0);
+             const auto [type, index] = dlpack_device_of(self.tensor.device());
+             return nb::make_tuple(type, index);
            })
       .def_prop_ro("shape",
                    [](const DLPackTensor& self) {

@@ -38,6 +38,11 @@ struct DLPackTensor {
 bool import_torch(nanobind::handle array, std::optional<Tensor>& into);
 // A torch tensor sharing `tensor`'s memory, written on torch's current stream (no ordering).
 nanobind::object export_torch(const Tensor& tensor);
+// Marks `array`, when it is a torch tensor a call wrote (a written input, out=), as changed: its
+// version counter goes up, as torch's own in-place ops do, so that autograd refuses a backward
+// that would read the value it saved before the call overwrote it. Nothing for other arrays and
+// for inference tensors, which have no counter.
+void mark_written(nanobind::handle array);
 // The DLPack number of torch's current stream on CUDA device `index`.
 std::intptr_t torch_current_stream(int index);
 // Whether the torch functions are registered (torch is in the process).

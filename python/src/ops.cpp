@@ -98,6 +98,7 @@ class PyOp {
     const std::optional<Stream> call_stream =
         stream ? stream_of_call(tensors, options, [&](int) { return *stream; }) : std::nullopt;
     const CallResult result = run(tensors, options, call_stream);
+    mark_written_arrays([&](std::size_t i) { return nb::handle(inputs[i]); }, inputs.size(), out);
     nb::list outputs;
     for (const std::optional<Tensor>& t : result) {
       if (!t) {
@@ -131,14 +132,22 @@ class PyOp {
     // Inline for the usual few inputs: no allocation for the list itself.
     SmallVector<std::optional<Tensor>, 4> tensors;
     for (std::size_t i = 0; i < e.inputs.size(); ++i) tensors.emplace_back();
-    for (std::size_t i = 0; i < given; ++i)
-      if (!args[i].is_none() && !import_torch(args[i], tensors[i]))
-        return nb::borrow(Py_NotImplemented);
+    bool any_tensor = false;  // a call of no torch tensor returns what the general path does
+    for (std::size_t i = 0; i < given; ++i) {
+      if (args[i].is_none()) continue;
+      if (!import_torch(args[i], tensors[i])) return nb::borrow(Py_NotImplemented);
+      any_tensor = true;
+    }
     CallOptions options;
-    if (!out.is_none() && !import_torch(out, options.out)) return nb::borrow(Py_NotImplemented);
+    if (!out.is_none()) {
+      if (!import_torch(out, options.out)) return nb::borrow(Py_NotImplemented);
+      any_tensor = true;
+    }
+    if (!any_tensor) return nb::borrow(Py_NotImplemented);
     const std::span<const std::optional<Tensor>> inputs(tensors.data(), tensors.size());
     const CallResult result =
         run(inputs, options, stream_of_call(inputs, options, torch_current_stream));
+    mark_written_arrays([&](std::size_t i) { return args[i]; }, given, out);
     auto output = [&](std::size_t i) -> nb::object {
       if (options.out && i == *buffer_output_) return nb::borrow(out);
       return result[i] ? export_torch(*result[i]) : nb::none();
@@ -292,8 +301,19 @@ class PyOp {
     return op_->call(tensors, options);
   }
 
+  // After a call: the arrays it may have written (the inputs the entry declares written, out)
+  // marked as changed (mark_written); `given` arrays, the i-th from `array(i)`.
+  template <class ArrayAt>
+  void mark_written_arrays(ArrayAt array, std::size_t given, nb::handle out) const {
+    for (std::size_t i : written_inputs_)
+      if (i < given && !array(i).is_none()) mark_written(array(i));
+    if (!out.is_none()) mark_written(out);
+  }
+
   void describe_entry() {
     const manifest::Entry& e = op_->op_class().entry();
+    for (std::size_t i = 0; i < e.inputs.size(); ++i)
+      if (e.inputs[i].may_be_written()) written_inputs_.push_back(i);
     for (const manifest::TensorDecl& t : e.inputs) required_inputs_ += t.optional ? 0 : 1;
     for (std::size_t i = 0; i < e.outputs.size(); ++i)
       if (e.outputs[i].buffer_out && !buffer_output_) buffer_output_ = i;
@@ -302,6 +322,7 @@ class PyOp {
   std::shared_ptr<Op> op_;
   std::size_t required_inputs_ = 0;           // the entry's inputs before its optional ones
   std::optional<std::size_t> buffer_output_;  // the output `out=` takes a buffer for
+  std::vector<std::size_t> written_inputs_;   // the inputs the entry declares written
   bool torch_reachable_ = false;
 };
 

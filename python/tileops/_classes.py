@@ -12,6 +12,7 @@ import sys
 
 from . import _C
 from ._arrays import converter_for, stream_for
+from ._errors import DLPackError
 
 # tileops._torch once torch is imported and an op has been made (Note: the compile boundary).
 _torch = None
@@ -179,6 +180,21 @@ def factory(traced_call, call_general):
     return namespace["factory"](traced_call, call_general)
 
 
+def _returned(convert, result, op_name, output_name):
+    """An output as the caller's framework takes it (convert: its from_dlpack), or the library's
+    DLPackError naming the output where the framework cannot hold it (NumPy a bfloat16 or a meta
+    tensor); the call has completed (last_call is its record)."""
+    if result is None:
+        return None
+    try:
+        return convert(result)
+    except (BufferError, RuntimeError, TypeError, ValueError) as e:
+        framework = getattr(convert, "__module__", None) or "the caller's framework"
+        raise DLPackError(f"{op_name}: output {output_name} ({result.dtype} "
+                          f"{list(result.shape)}) cannot be returned as a {framework} array: "
+                          f"{e}") from e
+
+
 def make_class(entry):
     init_sig = _init_signature(entry)
     call_sig = _call_signature(entry)
@@ -226,7 +242,8 @@ def make_class(entry):
         converted = []
         for i, r in enumerate(results):
             # The out buffer comes back as the caller's own object, as torch's out= does.
-            converted.append(out if (out is not None and i == buffer_index) else convert(r))
+            converted.append(out if (out is not None and i == buffer_index)
+                             else _returned(convert, r, name, outputs[i]["name"]))
         if not converted:
             return None
         return converted[0] if len(converted) == 1 else tuple(converted)

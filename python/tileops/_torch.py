@@ -23,6 +23,7 @@ keep the direct path, which does not pay the dispatcher.
 """
 import ctypes
 import os
+import threading
 import weakref
 
 import torch
@@ -53,7 +54,8 @@ def _load_cpp_kernel():
     library = ctypes.CDLL(path)
     _C._set_torch_bridge(*(ctypes.cast(getattr(library, name), ctypes.c_void_p).value
                            for name in ("tileops_torch_unpack", "tileops_torch_wrap",
-                                        "tileops_torch_current_stream")))
+                                        "tileops_torch_current_stream",
+                                        "tileops_torch_bump_version")))
     return library
 
 
@@ -93,6 +95,7 @@ cpp_kernel = _cpp_library is not None  # the operators' real kernel is C++
 cuda_allocator = _install_torch_allocator(_cpp_library)  # "c++", "python" or None
 _instances = weakref.WeakValueDictionary()  # instance key -> op object
 _registered = {}  # op class name -> {(present, has_out): (operator, branch)}
+_registering = threading.Lock()  # held while a class's operators are defined (register)
 _library = torch.library.Library("tileops", "FRAGMENT")
 
 
@@ -172,7 +175,11 @@ def _define(entry, op, branch):
         specs = [None if t is None else (tuple(t.shape), _dtype_name(t.dtype)) for t in inputs]
         out_spec = None if out is None else (tuple(out.shape), _dtype_name(out.dtype))
         shapes = _instance(key)._op.infer(specs, out_spec)
-        device = next(t.device for t in tensors if t is not None)
+        # The tensors' device; an op of no tensor argument (ALiBi) makes its outputs on the device
+        # its `device` param names.
+        device = next((t.device for t in tensors if t is not None), None)
+        if device is None:
+            device = torch.device(_instance(key).params.get("device") or "cpu")
         return _returns([torch.empty(shapes[i][0], dtype=_dtype(shapes[i][1]), device=device)
                          for i in returned])
 
@@ -191,6 +198,14 @@ def register(instance):
     instance._op._mark_torch_reachable()
     if cls.__name__ in _registered:
         return
+    # The first instances of a class made on several threads at once define its operators once.
+    with _registering:
+        if cls.__name__ not in _registered:
+            _register_class(cls, instance)
+
+
+def _register_class(cls, instance):
+    """Defines the torch operators of `cls`'s effect branches (register holds _registering)."""
     entry = cls.entry
     optional = [i for i, d in enumerate(entry["inputs"]) if d["optional"]]
     has_buffer = any(o["buffer_out"] for o in entry["outputs"])

@@ -71,6 +71,12 @@ std::optional<Stream> torch_stream(const std::vector<std::optional<Tensor>>& inp
   return Stream(cuda->device(), current_cuda_stream(cuda->device().index));
 }
 
+// A written tensor's version counter bumped, as torch's in-place ops do; an inference tensor has
+// none.
+void bump_version(const at::Tensor& t) {
+  if (!t.is_inference()) t.unsafeGetTensorImpl()->bump_version();
+}
+
 CallResult run(const Branch& branch, c10::ArrayRef<c10::IValue> args) {
   const c10::string_view key = args[0].toStringView();
   const std::shared_ptr<Op> instance = find_instance(std::string_view(key.data(), key.size()));
@@ -89,7 +95,15 @@ CallResult run(const Branch& branch, c10::ArrayRef<c10::IValue> args) {
   const std::optional<Stream> stream = torch_stream(inputs, options.out);
   if (stream) options.stream = &*stream;
   try {
-    return instance->call(inputs, options);
+    CallResult result = instance->call(inputs, options);
+    // The tensors it wrote, marked as changed as torch's in-place ops mark theirs (their version
+    // counters), so that autograd refuses a backward through a value saved before the write.
+    const auto& declared = instance->op_class().entry().inputs;
+    for (std::size_t i = 0; i < branch.inputs && i < declared.size(); ++i)
+      if (declared[i].may_be_written() && args[1 + i].isTensor())
+        bump_version(args[1 + i].toTensor());
+    if (branch.has_out) bump_version(args[1 + branch.inputs].toTensor());
+    return result;
   } catch (const CheckError& e) {
     C10_THROW_ERROR(ValueError, e.what());
   } catch (const ContractError& e) {

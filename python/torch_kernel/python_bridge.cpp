@@ -4,13 +4,14 @@
 // The Python package's extension module (_C) does not link torch: it must import without it. Its
 // torch fast path (Note [The torch fast path] in python/src/ops.cpp) otherwise crosses torch
 // tensors through DLPack capsules, an allocation, a torch argument parse and a capsule per tensor.
-// This library links torch already, so it lends _C three plain C functions, whose addresses the
+// This library links torch already, so it lends _C four plain C functions, whose addresses the
 // package hands over once it has loaded the library (tileops/_torch.py, _C._set_torch_bridge):
 // a torch.Tensor's at::Tensor viewed as a library tensor (THPVariable_Unpack), a library tensor
-// wrapped as a torch.Tensor (THPVariable_Wrap), and torch's current CUDA stream (c10's device
-// guard, no Python call). They never throw: a tensor they cannot take (it needs a gradient, its
-// dtype or device is foreign to the library) is declined, and the general path raises the usual
-// error for it. Called with the GIL held.
+// wrapped as a torch.Tensor (THPVariable_Wrap), torch's current CUDA stream (c10's device
+// guard, no Python call), and a tensor's version counter bumped after a call wrote it. They never
+// throw: a tensor they cannot take (it needs a gradient, its dtype or device is foreign to the
+// library) is declined, and the general path raises the usual error for it. Called with the GIL
+// held.
 #include <Python.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -50,6 +51,17 @@ __attribute__((visibility("default"))) PyObject* tileops_torch_wrap(const void* 
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
+  }
+}
+
+// Bumps the version counter of the torch.Tensor `object` that a call wrote, as torch's in-place
+// ops do; nothing for an inference tensor (it has none) or anything else.
+__attribute__((visibility("default"))) void tileops_torch_bump_version(PyObject* object) {
+  if (!THPVariable_Check(object)) return;
+  try {
+    const at::Tensor& tensor = THPVariable_Unpack(object);
+    if (!tensor.is_inference()) tensor.unsafeGetTensorImpl()->bump_version();
+  } catch (...) {
   }
 }
 

@@ -1,6 +1,7 @@
 // torch_tensors.hpp: library tensors and torch tensors as views of each other.
 #include "torch_tensors.hpp"
 
+#include <ATen/ops/empty_strided.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/Storage.h>
 #include <c10/core/Stream.h>
@@ -108,12 +109,19 @@ Tensor view_of(const at::Tensor& t) {
 }
 
 at::Tensor torch_of(const Tensor& t) {
+  const at::IntArrayRef sizes(t.shape().data(), t.shape().size());
+  const at::IntArrayRef strides(t.strides().data(), t.strides().size());
+  // A meta tensor (an op constructed for the meta device states its outputs' geometry) has no
+  // memory: torch's own meta tensor of that geometry, never a CPU tensor over a null pointer.
+  if (t.is_meta())
+    return at::empty_strided(
+        sizes, strides, at::TensorOptions().dtype(scalar_type_of(t.dtype())).device(at::kMeta));
   const at::Device device =
       t.device().is_cuda() ? at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(t.device().index))
                            : at::Device(at::kCPU);
   auto* held = new Tensor(t);
-  return at::for_blob(t.data_ptr(), at::IntArrayRef(t.shape().data(), t.shape().size()))
-      .strides(at::IntArrayRef(t.strides().data(), t.strides().size()))
+  return at::for_blob(t.data_ptr(), sizes)
+      .strides(strides)
       .deleter([held](void*) { delete held; })
       .options(at::TensorOptions().dtype(scalar_type_of(t.dtype())).device(device))
       .make_tensor();

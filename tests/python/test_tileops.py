@@ -169,6 +169,62 @@ def test_a_torch_tensor_with_a_lazy_bit_is_refused_naming_it():
     torch.testing.assert_close(op(negated.resolve_neg()), torch.softmax(-z.imag, -1))
 
 
+def test_an_output_the_callers_framework_cannot_hold_raises_naming_it():
+    # A call of no array returns NumPy arrays, which hold neither a meta tensor (an op made for the
+    # meta device states only its output's geometry) nor a bfloat16.
+    with pytest.raises(tileops.DLPackError,
+                       match=r"AlibiFwdOp: output output \(float32 \[2, 3, 3\]\) cannot be "
+                             r"returned as a numpy array: .*meta tensor has no data"):
+        tileops.AlibiFwdOp(num_heads=2, seq_len=3, device="meta")()
+    with pytest.raises(tileops.DLPackError,
+                       match=r"AlibiFwdOp: output output \(bfloat16 \[2, 2, 2\]\) cannot be "
+                             r"returned as a numpy array"):
+        tileops.AlibiFwdOp(num_heads=2, seq_len=2, out_dtype="bfloat16", device="cpu")()
+
+
+def test_a_call_of_no_array_returns_numpy_whether_or_not_torch_is_loaded():
+    pytest.importorskip("torch")
+    op = tileops.AlibiFwdOp(num_heads=2, seq_len=3, device="cpu")
+    assert [type(op()) for _ in range(3)] == [np.ndarray] * 3  # the fast path declines it
+
+
+def test_dlpack_tensor_keywords_are_checked_as_the_specification_gives_them():
+    x = np.ones(3, np.float32)
+    exported = tileops.SiluFwdOp()._op.call([x], None, None)[0]  # a DLPackTensor
+    for kwargs, error, message in [
+            ({"max_version": ()}, TypeError, r"max_version is a tuple of two ints; got \(\)"),
+            ({"max_version": (2**70, 0)}, TypeError, "max_version holds an int past int64"),
+            ({"max_version": ("a", "b")}, TypeError, "max_version holds a str, not an int"),
+            ({"stream": "s"}, TypeError, "stream holds a str, not an int"),
+            ({"copy": "yes"}, TypeError, "copy is a bool or None; got 'yes'"),
+            ({"copy": True}, BufferError, "copy=True is not supported"),
+            ({"dl_device": (2, 0)}, BufferError,
+             r"dl_device \(2, 0\) is not the tensor's device cpu"),
+    ]:
+        with pytest.raises(error, match="DLPackTensor.__dlpack__: " + message):
+            exported.__dlpack__(**kwargs)
+    np.testing.assert_allclose(np.from_dlpack(exported), x / (1 + np.exp(-x)), rtol=1e-6)
+    assert exported.__dlpack__(max_version=(1, 0), dl_device=(1, 0), copy=False) is not None
+
+
+def test_in_place_writes_bump_torch_version_counters_as_torch_in_place_ops_do():
+    torch = pytest.importorskip("torch")
+    rope = tileops.RopeFwdOp()
+    weight = torch.randn(2, 1, 4, requires_grad=True)
+    query, key = torch.randn(2, 1, 4), torch.randn(2, 1, 4)
+    loss = (weight * query).sum()  # autograd saves query
+    rope(torch.tensor([1, 2]), query, key, torch.randn(4, 4))  # the fast path
+    assert (query._version, key._version) == (1, 1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        loss.backward()  # it would have read the rotated query
+    rope(positions=torch.tensor([0, 1]), query=query, key=key,
+         cos_sin_cache=torch.randn(4, 4))  # the general path
+    assert (query._version, key._version) == (2, 2)
+    out = torch.empty(3)
+    tileops.SiluFwdOp()(torch.randn(3), out=out)
+    assert out._version == 1
+
+
 def test_a_read_only_array_is_not_written():
     query = np.ones((1, 1, 4), np.float32)
     query.flags.writeable = False

@@ -212,6 +212,39 @@ def test_dynamic_shapes_recompile_or_trace_symbolically_with_correct_results():
         torch.testing.assert_close(compiled(x, w), op(x, w) * 2, rtol=0, atol=0)
 
 
+def test_an_op_of_no_tensor_argument_compiles_on_its_device_param():
+    op = tileops.AlibiFwdOp(num_heads=2, seq_len=3, device="cpu")
+    result, targets, graphs = nodes_of(lambda: op())
+    assert graphs == 1 and len(targets) == 1
+    torch.testing.assert_close(result, torch.from_numpy(op()), rtol=0, atol=0)
+
+
+FIRST_INSTANCES_SCRIPT = """
+import threading, torch, tileops
+errors = []
+def make():
+    try:
+        tileops.SiluFwdOp()
+    except Exception as e:
+        errors.append(e)
+threads = [threading.Thread(target=make) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+assert not errors, errors
+print("ok")
+"""
+
+
+def test_first_instances_made_on_several_threads_define_the_operators_once():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", FIRST_INSTANCES_SCRIPT], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip().endswith("ok")
+
+
 def test_the_operators_pass_opcheck():
     op = tileops.GeluAndMulFwdOp(approximate="tanh")
     x = torch.randn(3, 16)
