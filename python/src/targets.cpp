@@ -13,6 +13,7 @@
 #include <string>
 
 #include "arrays.hpp"
+#include "tileops/core/error.hpp"
 #include "tileops/op/backend.hpp"
 #include "values.hpp"
 
@@ -54,10 +55,27 @@ TargetKernel kernel_of(Held kernel, const std::string& where) {
       inputs.append(t ? nb::cast(DLPackTensor{*t}) : nb::none());
     nb::object out = call.out ? nb::cast(DLPackTensor{*call.out}) : nb::none();
     nb::object results = (*kernel)(inputs, out);
+    if (!nb::isinstance<nb::list>(results) && !nb::isinstance<nb::tuple>(results))
+      throw ContractError(
+          fmt::format("{} is a {}, not a list of arrays", where, nb::inst_name(results).c_str()));
     CallResult outputs;
-    for (nb::handle r : results)
-      outputs.push_back(r.is_none() ? std::nullopt
-                                    : std::optional<Tensor>(import_array(r, where.c_str())));
+    for (nb::handle r : results) {
+      if (r.is_none()) {
+        outputs.emplace_back();
+        continue;
+      }
+      // The out buffer, handed back as it came or as an array over its memory and geometry
+      // (np.from_dlpack(out)), is the call's own out tensor, as the op's result check asks.
+      if (call.out && r.is(out)) {
+        outputs.emplace_back(*call.out);
+        continue;
+      }
+      Tensor t = import_array(r, where.c_str());
+      const bool is_out = call.out && t.data_ptr() == call.out->data_ptr() &&
+                          t.shape() == call.out->shape() && t.strides() == call.out->strides() &&
+                          t.dtype() == call.out->dtype() && t.device() == call.out->device();
+      outputs.emplace_back(is_out ? *call.out : std::move(t));
+    }
     return outputs;
   };
   if (nb::hasattr(*kernel, "request_tune")) {

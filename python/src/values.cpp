@@ -46,6 +46,7 @@ bool is_numpy_bool(nb::handle o) {
 // nullopt for anything else. Arrays are asked first (a 0-d integer tensor has __index__ too).
 std::optional<Value> number_of(nb::handle o, const char* what) {
   PyObject* p = o.ptr();
+  if (PyType_Check(p)) return std::nullopt;  // a class has __float__ as an attribute, not a value
   if (PyBool_Check(p) || is_numpy_bool(o)) return Value(PyObject_IsTrue(p) == 1);
   if (PyLong_Check(p) || PyIndex_Check(p)) return Value(int64_of(o, what));
   if (PyFloat_Check(p) || nb::hasattr(o, "__float__")) {
@@ -60,7 +61,16 @@ std::optional<Value> number_of(nb::handle o, const char* what) {
 
 Value to_value(nb::handle o, const char* what) {
   if (o.is_none()) return Value();
-  if (PyUnicode_Check(o.ptr())) return Value(nb::cast<std::string>(o));
+  if (PyUnicode_Check(o.ptr())) {
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(o.ptr(), &size);
+    if (text == nullptr) {  // a lone surrogate, which UTF-8 cannot hold
+      PyErr_Clear();
+      throw CheckError(fmt::format("{}: {} is not a string of characters UTF-8 can hold", what,
+                                   nb::repr(o).c_str()));
+    }
+    return Value(std::string(text, static_cast<std::size_t>(size)));
+  }
   if (PyList_Check(o.ptr()) || PyTuple_Check(o.ptr())) {
     bool all_ints = true;
     std::vector<double> floats;

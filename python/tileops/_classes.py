@@ -180,6 +180,20 @@ def factory(traced_call, call_general):
     return namespace["factory"](traced_call, call_general)
 
 
+def _param_value(value):
+    """A dtype given as a framework's dtype object (torch.bfloat16, np.float16, np.dtype("f4"))
+    becomes the library's name for it ("bfloat16"), as a dtype param is written in the manifest;
+    any other value is passed on as it is."""
+    kind = type(value)
+    if kind.__module__ == "torch" and kind.__name__ == "dtype":
+        return str(value).removeprefix("torch.")
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and (isinstance(value, numpy.dtype) or (
+            isinstance(value, type) and issubclass(value, numpy.generic))):
+        return numpy.dtype(value).name
+    return value
+
+
 def _returned(convert, result, op_name, output_name):
     """An output as the caller's framework takes it (convert: its from_dlpack), or the library's
     DLPackError naming the output where the framework cannot hold it (NumPy a bfloat16 or a meta
@@ -208,7 +222,8 @@ def make_class(entry):
 
     def __init__(self, *args, **kwargs):
         bound = init_sig.bind(self, *args, **kwargs)
-        given = {k: v for k, v in bound.arguments.items() if k not in ("self", "target")}
+        given = {k: _param_value(v) for k, v in bound.arguments.items()
+                 if k not in ("self", "target")}
         self._op = _C.Op(name, given, bound.arguments.get("target"))
         self._key = self._op.instance_key
         self._call_torch = self._op.call_torch

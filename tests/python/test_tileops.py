@@ -273,6 +273,25 @@ def test_numpy_scalars_are_params_as_the_python_numbers_they_hold():
         tileops.SumFwdOp(dim=[np.True_])
 
 
+def test_a_dtype_param_takes_a_frameworks_dtype_object():
+    for given in (np.float16, np.dtype("float16"), "float16"):
+        op = tileops.AlibiFwdOp(num_heads=2, seq_len=3, out_dtype=given, device="cpu")
+        assert op.params["out_dtype"] == "float16"
+        assert op().dtype == np.float16
+    torch = pytest.importorskip("torch")
+    op = tileops.AlibiFwdOp(num_heads=2, seq_len=3, out_dtype=torch.bfloat16, device="cpu")
+    assert op.params["out_dtype"] == "bfloat16"
+
+
+def test_values_no_param_takes_are_errors_naming_the_param():
+    with pytest.raises(TypeError, match="SoftmaxFwdOp param dim: a type is not a param value"):
+        tileops.SoftmaxFwdOp(dim=int)
+    with pytest.raises(tileops.CheckError,
+                       match="GeluFwdOp param approximate: '\\\\ud800' is not a string of "
+                             "characters UTF-8 can hold"):
+        tileops.GeluFwdOp(approximate="\ud800")
+
+
 def test_a_docstring_names_the_reference_api_where_the_entry_has_one():
     assert tileops.SiluFwdOp.__doc__.startswith(
         "SiluFwdOp (activation family), as torch.nn.functional.silu.")
@@ -507,6 +526,45 @@ def test_a_target_written_in_python_serves_an_op():
             np.zeros((1,), np.float32)])
     with pytest.raises(tileops.CheckError, match="MulFwdOp: output output has shape \\[1\\]"):
         tileops.MulFwdOp(target="python_test_target")(x, x)
+
+
+def test_a_python_target_serves_out_by_writing_the_buffer_it_was_given():
+    def build(inputs, params):
+        def kernel(arrays, out):
+            x = np.from_dlpack(arrays[0])
+            if out is None:
+                return [x * 2]
+            np.from_dlpack(out)[...] = x * 2
+            return [out]  # the buffer as it came; an array over it (below) serves as well
+
+        return kernel
+
+    tileops.register_kernel_builder("SiluFwdOp", "python_out_target", build)
+    op = tileops.SiluFwdOp(target="python_out_target")
+    x = rng(12).standard_normal((2, 3)).astype(np.float32)
+    out = np.zeros((2, 3), np.float32)
+    assert op(x, out=out) is out
+    np.testing.assert_array_equal(out, x * 2)
+
+    def build_array(inputs, params):
+        def kernel(arrays, out):
+            y = np.from_dlpack(out)
+            y[...] = np.from_dlpack(arrays[0]) + 1
+            return [y]
+
+        return kernel
+
+    tileops.register_kernel_builder("GeluFwdOp", "python_out_target", build_array)
+    out = np.zeros((2, 3), np.float32)
+    assert tileops.GeluFwdOp(target="python_out_target")(x, out=out) is out
+    np.testing.assert_array_equal(out, x + 1)
+    # A kernel that returns no list breaks the target's contract.
+    tileops.register_kernel_builder("SiluFwdOp", "python_none_target",
+                                    lambda inputs, params: lambda arrays, out: None)
+    with pytest.raises(tileops.ContractError,
+                       match="SiluFwdOp: the output of target python_none_target's kernel is a "
+                             "NoneType, not a list of arrays"):
+        tileops.SiluFwdOp(target="python_none_target")(x)
 
 
 def test_an_exception_in_a_python_target_reaches_the_caller():
