@@ -29,6 +29,7 @@ import weakref
 import torch
 
 from . import _C
+from ._errors import CheckError
 from ._arrays import _torch_from_dlpack, stream_for
 
 # torch tensors cross through torch's C functions (Note [Python streams]; Note [The torch fast
@@ -188,7 +189,23 @@ def _define(entry, op, branch):
     else:
         _library.impl(name, real, "CompositeExplicitAutograd")
     torch.library.register_fake(branch["operator_name"], fake, lib=_library)
-    return getattr(torch.ops.tileops, name).default, returned
+    overload = getattr(torch.ops.tileops, name).default
+    input_names = [t["name"] for t in entry["inputs"]] + (["out"] if branch["has_out"] else [])
+
+    def autograd(key, *tensors):
+        # The ops have no backward: an input that requires grad is refused, as the eager call
+        # refuses it, rather than traced into a graph whose gradient is silently None.
+        if torch.is_grad_enabled():
+            for tensor_name, t in zip(input_names, tensors):
+                if t is not None and t.requires_grad:
+                    raise CheckError(f"{entry['name']}: {tensor_name} requires grad, and tileops "
+                                     f"ops have no backward (detach it, or call under "
+                                     f"torch.no_grad())")
+        with torch._C._AutoDispatchBelowAutograd():
+            return overload(key, *tensors)
+
+    _library.impl(name, autograd, "Autograd")
+    return overload, returned
 
 
 def register(instance):

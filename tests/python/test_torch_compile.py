@@ -212,6 +212,21 @@ def test_dynamic_shapes_recompile_or_trace_symbolically_with_correct_results():
         torch.testing.assert_close(compiled(x, w), op(x, w) * 2, rtol=0, atol=0)
 
 
+def test_an_input_that_requires_grad_is_refused_under_compile_as_in_eager():
+    # The ops have no backward: traced with a tensor that requires grad, the call fails with the
+    # library's message instead of leaving the gradient silently None.
+    op = tileops.RMSNormFwdOp([8])
+    x, w = torch.randn(4, 8, requires_grad=True), torch.randn(8)
+    torch._dynamo.reset()
+    with pytest.raises(Exception, match="RMSNormFwdOp: x requires grad, and tileops ops have no "
+                                        "backward"):
+        torch.compile(lambda x: op(x, w), fullgraph=True, backend="aot_eager")(x)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        y = torch.compile(lambda x: op(x, w), fullgraph=True, backend="aot_eager")(x)
+    torch.testing.assert_close(y, op(x.detach(), w), rtol=0, atol=0)
+
+
 def test_an_op_of_no_tensor_argument_compiles_on_its_device_param():
     op = tileops.AlibiFwdOp(num_heads=2, seq_len=3, device="cpu")
     result, targets, graphs = nodes_of(lambda: op())
