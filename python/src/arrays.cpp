@@ -188,12 +188,6 @@ bool immutable_by_contract(nb::handle array) {
   return name.rfind("jax", 0) == 0;
 }
 
-Tensor read_only_view(const Tensor& t) {
-  if (t.read_only()) return t;
-  return Tensor::from_blob(t.data_ptr(), t.shape(), t.strides(), t.dtype(), t.device(),
-                           std::make_shared<Tensor>(t), /*read_only=*/true);
-}
-
 // The tensor in a fresh capsule from a producer, which takes it over.
 Tensor take_any_capsule(PyObject* c, const char* what) {
   if (PyCapsule_IsValid(c, kVersioned))
@@ -273,6 +267,12 @@ bool import_torch(nb::handle array, std::optional<Tensor>& into) {
   }
   into = take_any_capsule(capsule.ptr(), "torch._C._to_dlpack");
   return true;
+}
+
+Tensor read_only_view(const Tensor& t) {
+  if (t.read_only() || t.is_meta() || t.data_ptr() == nullptr) return t;
+  return Tensor::from_blob(t.data_ptr(), t.shape(), t.strides(), t.dtype(), t.device(),
+                           std::make_shared<Tensor>(t), /*read_only=*/true);
 }
 
 void mark_written(nb::handle array) {

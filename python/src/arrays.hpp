@@ -36,6 +36,8 @@ struct DLPackTensor {
 // call) and returns true; false, with `into` empty, when `array` is no torch tensor, needs a
 // gradient, or no functions are registered.
 bool import_torch(nanobind::handle array, std::optional<Tensor>& into);
+// `t` viewed read-only (its DLPack export carries the read-only flag, which NumPy honours).
+Tensor read_only_view(const Tensor& t);
 // A torch tensor sharing `tensor`'s memory, written on torch's current stream (no ordering).
 nanobind::object export_torch(const Tensor& tensor);
 // Marks `array`, when it is a torch tensor a call wrote (a written input, out=), as changed: its

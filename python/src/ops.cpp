@@ -209,10 +209,15 @@ class PyOp {
   }
 
   std::vector<std::string> explain(nb::list inputs, const std::string& device) {
+    const manifest::Entry& e = op_->op_class().entry();
     std::vector<std::optional<Tensor>> tensors;
-    for (nb::handle a : inputs)
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      nb::handle a = inputs[i];
+      const std::string what = fmt::format("{}: explain's input {}", op_->name(),
+                                           i < e.inputs.size() ? e.inputs[i].name : "?");
       tensors.push_back(a.is_none() ? std::nullopt
-                                    : std::optional<Tensor>(import_array(a, "explain input")));
+                                    : std::optional<Tensor>(import_array(a, what.c_str())));
+    }
     std::vector<std::string> lines;
     for (const DispatchEvent& event : op_->explain_call(tensors, Device::parse(device)))
       lines.push_back(format(event));

@@ -11,10 +11,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "arrays.hpp"
 #include "tileops/core/error.hpp"
 #include "tileops/op/backend.hpp"
+#include "tileops/op/registry.hpp"
 #include "values.hpp"
 
 namespace nb = nanobind;
@@ -46,13 +48,19 @@ nb::object spec_dict(const std::optional<TensorSpec>& spec) {
   return d;
 }
 
-TargetKernel kernel_of(Held kernel, const std::string& where) {
+// `written[i]`: whether the op's entry declares input i written. The kernel sees every other input
+// read-only, so that a kernel writing one (a NumPy array from np.from_dlpack) fails rather than
+// change the caller's array.
+TargetKernel kernel_of(Held kernel, const std::string& where, std::vector<bool> written) {
   TargetKernel k;
-  k.run = [kernel, where](const TargetCall& call) {
+  k.run = [kernel, where, written](const TargetCall& call) {
     nb::gil_scoped_acquire gil;
     nb::list inputs;
-    for (const std::optional<Tensor>& t : call.inputs)
-      inputs.append(t ? nb::cast(DLPackTensor{*t}) : nb::none());
+    for (std::size_t i = 0; i < call.inputs.size(); ++i) {
+      const std::optional<Tensor>& t = call.inputs[i];
+      const bool writable = i < written.size() && written[i];
+      inputs.append(t ? nb::cast(DLPackTensor{writable ? *t : read_only_view(*t)}) : nb::none());
+    }
     nb::object out = call.out ? nb::cast(DLPackTensor{*call.out}) : nb::none();
     nb::object results = (*kernel)(inputs, out);
     if (!nb::isinstance<nb::list>(results) && !nb::isinstance<nb::tuple>(results))
@@ -107,20 +115,28 @@ void bind_targets(nb::module_& m) {
   m.def(
       "register_kernel_builder",
       [](const std::string& op, const std::string& target, nb::object build) {
+        register_builtin_ops();
+        const RegisteredOp* cls = find_op_class(op);
+        if (cls == nullptr)
+          throw CheckError(fmt::format(
+              "register_kernel_builder: no op class is named {} (tileops.op_classes lists them)",
+              op));
+        std::vector<bool> written;
+        for (const manifest::TensorDecl& input : cls->cls->entry().inputs)
+          written.push_back(input.may_be_written());
         Held held = hold(std::move(build));
         const std::string where = fmt::format("{}: the output of target {}'s kernel", op, target);
-        register_kernel_builder(op, target,
-                                [held, where](std::span<const std::optional<TensorSpec>> specs,
-                                              const ParamMap& params) {
-                                  nb::gil_scoped_acquire gil;
-                                  nb::list inputs;
-                                  for (const std::optional<TensorSpec>& s : specs)
-                                    inputs.append(spec_dict(s));
-                                  nb::dict p;
-                                  for (const auto& [name, value] : params)
-                                    p[name.c_str()] = from_value(value);
-                                  return kernel_of(hold((*held)(inputs, p)), where);
-                                });
+        register_kernel_builder(
+            op, target,
+            [held, where, written](std::span<const std::optional<TensorSpec>> specs,
+                                   const ParamMap& params) {
+              nb::gil_scoped_acquire gil;
+              nb::list inputs;
+              for (const std::optional<TensorSpec>& s : specs) inputs.append(spec_dict(s));
+              nb::dict p;
+              for (const auto& [name, value] : params) p[name.c_str()] = from_value(value);
+              return kernel_of(hold((*held)(inputs, p)), where, written);
+            });
       },
       nb::arg("op"), nb::arg("target"), nb::arg("build"));
   m.def("set_default_target", [](std::optional<std::string> target) {

@@ -153,6 +153,12 @@ def test_an_array_dlpack_cannot_carry_raises_the_dlpack_error_naming_the_input()
     np.testing.assert_allclose(op(flipped), expected / expected.sum(-1, keepdims=True), rtol=1e-6)
 
 
+def test_explain_names_the_op_and_the_input_it_cannot_take():
+    with pytest.raises(tileops.DLPackError,
+                       match="RMSNormFwdOp: explain's input x: from_dlpack: negative stride"):
+        tileops.RMSNormFwdOp([4]).explain(np.ones((2, 4), np.float32)[:, ::-1], device="cpu")
+
+
 def test_a_torch_tensor_with_a_lazy_bit_is_refused_naming_it():
     torch = pytest.importorskip("torch")
     op = tileops.SoftmaxFwdOp(dim=-1)
@@ -565,6 +571,25 @@ def test_a_python_target_serves_out_by_writing_the_buffer_it_was_given():
                        match="SiluFwdOp: the output of target python_none_target's kernel is a "
                              "NoneType, not a list of arrays"):
         tileops.SiluFwdOp(target="python_none_target")(x)
+
+
+def test_a_python_target_sees_the_inputs_its_op_does_not_write_read_only():
+    def build(inputs, params):
+        def kernel(arrays, out):
+            x = np.from_dlpack(arrays[0])
+            x[...] = -1  # SiluFwdOp does not write x
+            return [x * 1]
+
+        return kernel
+
+    tileops.register_kernel_builder("SiluFwdOp", "python_writing_target", build)
+    x = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="read-only"):
+        tileops.SiluFwdOp(target="python_writing_target")(x)
+    np.testing.assert_array_equal(x, np.ones(3, np.float32))
+    with pytest.raises(tileops.CheckError,
+                       match="register_kernel_builder: no op class is named NoSuchFwdOp"):
+        tileops.register_kernel_builder("NoSuchFwdOp", "python_writing_target", build)
 
 
 def test_an_exception_in_a_python_target_reaches_the_caller():
