@@ -209,6 +209,47 @@ bool Tensor::row_major(const Shape& shape, const Shape& strides) noexcept {
   return true;
 }
 
+namespace {
+
+// Note [Disjoint bands]
+// Views whose byte ranges overlap may still share no element: the head ranges of a fused qkv
+// tensor ([N, Hq + 2 Hk, D], query and key its heads [0, Hq) and [Hq, Hq + Hk)) interleave row by
+// row. When both views step the same S > 0 bytes along their first axis, the elements of row r of
+// a lie in [a + r S, a + r S + inner_a), inner_a the bytes its other axes span (an empty band for
+// a view of one axis: one element), and so for b. With d = (b - a) mod S, an element of b meets
+// one of a only if d < inner_a or d + inner_b > S: otherwise the bands, taken modulo S, are
+// disjoint, whatever the rows. Anything else keeps the conservative answer.
+bool in_disjoint_bands(const Tensor& a, const Tensor& b, std::uintptr_t a_first,
+                       std::uintptr_t b_first) noexcept {
+  if (a.dim() == 0 || b.dim() == 0) return false;
+  const std::int64_t step = a.strides()[0] * static_cast<std::int64_t>(a.itemsize());
+  if (step <= 0 || b.strides()[0] * static_cast<std::int64_t>(b.itemsize()) != step) return false;
+  // The bytes a view's axes after the first span: its last element's offset plus one element.
+  const auto inner_bytes = [](const Tensor& t) -> std::optional<std::int64_t> {
+    std::int64_t last = 0;
+    for (std::size_t i = 1; i < t.dim(); ++i) {
+      std::int64_t reach = 0;
+      if (__builtin_mul_overflow(t.shape()[i] - 1, t.strides()[i], &reach) ||
+          __builtin_add_overflow(last, reach, &last))
+        return std::nullopt;
+    }
+    std::int64_t bytes = 0;
+    if (__builtin_mul_overflow(last + 1, static_cast<std::int64_t>(t.itemsize()), &bytes))
+      return std::nullopt;
+    return bytes;
+  };
+  const std::optional<std::int64_t> inner_a = inner_bytes(a);
+  const std::optional<std::int64_t> inner_b = inner_bytes(b);
+  if (!inner_a || !inner_b) return false;
+  // (b - a) mod step, in [0, step): the addresses lie in one storage, so their difference fits.
+  const std::int64_t diff = b_first >= a_first ? static_cast<std::int64_t>(b_first - a_first)
+                                               : -static_cast<std::int64_t>(a_first - b_first);
+  const std::int64_t distance = (diff % step + step) % step;
+  return distance >= *inner_a && distance + *inner_b <= step;
+}
+
+}  // namespace
+
 bool Tensor::shares_storage_with(const Tensor& other) const noexcept {
   // Byte span [first, last) of a view's elements, by address; empty for views with no data.
   auto span_of = [](const Tensor& t) -> std::pair<std::uintptr_t, std::uintptr_t> {
@@ -231,7 +272,8 @@ bool Tensor::shares_storage_with(const Tensor& other) const noexcept {
   const auto [a_first, a_last] = span_of(*this);
   const auto [b_first, b_last] = span_of(other);
   if (a_first == a_last || b_first == b_last) return false;
-  return a_first < b_last && b_first < a_last;
+  if (!(a_first < b_last && b_first < a_last)) return false;
+  return !in_disjoint_bands(*this, other, a_first, b_first);
 }
 
 Tensor Tensor::as_strided(const Shape& shape, const Shape& strides,

@@ -223,8 +223,20 @@ TEST(Tensor, SharesStorageWhenByteRangesOverlap) {
   EXPECT_TRUE(t.shares_storage_with(rows23));
   EXPECT_FALSE(t.shares_storage_with(iota(4, 6)));
   EXPECT_FALSE(t.shares_storage_with(t.as_strided({0}, {1}, 8)));
-  // Interleaved columns overlap in range: the answer is conservative.
-  EXPECT_TRUE(t.as_strided({4}, {6}, 0).shares_storage_with(t.as_strided({4}, {6}, 4)));
+  // Interleaved columns whose ranges overlap (Note [Disjoint bands]): bands of the same row step
+  // that do not meet share nothing, those that meet share, and other interleavings count as
+  // sharing, conservatively.
+  const auto cols = [&](std::int64_t first, std::int64_t width, std::int64_t rows = 3) {
+    return t.as_strided({rows, width}, {6, 1}, first * 4);
+  };
+  EXPECT_FALSE(t.as_strided({4}, {6}, 0).shares_storage_with(t.as_strided({4}, {6}, 4)));
+  EXPECT_FALSE(cols(0, 2).shares_storage_with(cols(2, 4)));
+  EXPECT_FALSE(cols(2, 4).shares_storage_with(cols(0, 2)));
+  EXPECT_TRUE(cols(0, 3).shares_storage_with(cols(2, 3)));
+  EXPECT_FALSE(cols(4, 2).shares_storage_with(cols(6, 2)));  // the next row's first columns
+  EXPECT_TRUE(cols(4, 2).shares_storage_with(cols(5, 2)));   // column 5, and 6 wraps to a row
+  EXPECT_TRUE(cols(0, 2).shares_storage_with(t.as_strided({2, 2}, {12, 1}, 8)));  // other step
+  EXPECT_TRUE(t.as_strided({4}, {6}, 0).shares_storage_with(t.as_strided({8}, {3}, 0)));
   // Two storages over the same memory share it.
   const Tensor alias = Tensor::from_blob(t.data_ptr(), {24}, {1}, DType::kFloat32, Device::cpu());
   EXPECT_TRUE(alias.shares_storage_with(rows23));

@@ -194,6 +194,28 @@ TEST(RopeCpu, StridedQueryAndKeyAreWrittenThroughTheirViews) {
   }
 }
 
+TEST(RopeCpu, FusedQkvHeadRangesAreRotatedInPlace) {
+  // query and key as the head ranges of one [N, Hq + 2 Hk, D] tensor, as a fused qkv projection
+  // leaves them: their byte ranges interleave, no element is shared (Note [Disjoint bands]), and
+  // the value heads between them keep their bytes.
+  RopeCase c;
+  c.r = 10;
+  const auto n = static_cast<std::int64_t>(c.positions.size());
+  const std::int64_t heads = c.q_heads + 2 * c.k_heads, row = heads * c.d;
+  const auto item = static_cast<std::int64_t>(dtype_size(c.dtype));
+  for (bool is_neox : {true, false}) {
+    RopeFwdOp op(is_neox);
+    const Tensor qkv = random_tensor({n, heads, c.d}, c.dtype, is_neox ? 320 : 330);
+    const Tensor query = qkv.as_strided({n, c.q_heads, c.d}, {row, c.d, 1}, 0);
+    const Tensor key = qkv.as_strided({n, c.k_heads, c.d}, {row, c.d, 1}, c.q_heads * c.d * item);
+    const Tensor value =
+        qkv.as_strided({n, c.k_heads, c.d}, {row, c.d, 1}, (c.q_heads + c.k_heads) * c.d * item);
+    const std::vector<double> values = read(value);
+    check_rope(op, c, is_neox ? 321 : 331, query, key);
+    EXPECT_EQ(read(value), values) << "the value heads changed";
+  }
+}
+
 TEST(RopeCpu, EmptyHeadsOfOneTensor) {
   // Hq = 0: only key is rotated.
   RopeCase c;
@@ -288,7 +310,7 @@ TEST(RopeCpu, BadInputsNameTheTensorAndTheRule) {
 }
 
 // The signature check refuses a written input whose memory overlaps another input's
-// (Tensor::shares_storage_with: by byte range, conservatively, as for every op).
+// (Tensor::shares_storage_with, as for every op).
 TEST(RopeCpu, QueryAndKeySharingMemoryAreRefused) {
   RopeFwdOp op;
   const DType bf16 = DType::kBFloat16;
@@ -298,11 +320,11 @@ TEST(RopeCpu, QueryAndKeySharingMemoryAreRefused) {
   const Tensor qk = random_tensor({3, 2, 16}, bf16, 801);
   expect_refused(op, positions, qk, qk, cache,
                  "RopeFwdOp: query is written and shares storage with input key");
-  // The head ranges of a fused qkv tensor [N, Hq + Hk, D]: no element is shared, but the byte
-  // ranges interleave, and the check does not walk them element by element.
+  // Head ranges of one fused qkv tensor [N, Hq + Hk, D] that overlap (query's last head is key's
+  // first); those that do not are taken (FusedQkvHeadRangesAreRotatedInPlace).
   const Tensor qkv = random_tensor({3, 6, 16}, bf16, 802);
   const Tensor q = qkv.as_strided({3, 4, 16}, {96, 16, 1}, 0);
-  const Tensor k = qkv.as_strided({3, 2, 16}, {96, 16, 1}, 4 * 16 * 2);
+  const Tensor k = qkv.as_strided({3, 2, 16}, {96, 16, 1}, 3 * 16 * 2);
   expect_refused(op, positions, q, k, cache,
                  "RopeFwdOp: query is written and shares storage with input key");
   // A cache that overlaps key.

@@ -100,7 +100,9 @@ class Tensor {
   // True when both tensors are views of the same memory whose byte ranges overlap; false for
   // meta tensors, undefined tensors and empty ranges. Memory is compared by address, so two
   // storages over the same memory (a DLPack round trip, two from_blob calls) count as shared.
-  // Conservative: interleaved views whose ranges overlap share storage even if no element does.
+  // Views whose ranges overlap share no element when both step the same bytes along their first
+  // axis and their bands within that step do not meet (Note [Disjoint bands] in tensor.cpp: the
+  // head ranges of a fused qkv tensor); other interleaved views count as sharing, conservatively.
   bool shares_storage_with(const Tensor& other) const noexcept;
   // True when two elements of this view are one memory location (elements_overlap), so writing
   // it would depend on the order of the writes. A contiguous view answers at once.
