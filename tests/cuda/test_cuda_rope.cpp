@@ -207,6 +207,34 @@ TEST(CudaRope, StridedAndMisalignedViews) {
     }
 }
 
+// query and key as the head ranges of one fused [N, Hq + 2 Hk, D] qkv tensor, as a fused
+// projection leaves them (Note [Disjoint bands] in src/core/tensor.cpp): rotated through copies as
+// any strided view, and the value heads between and after them keep their bytes.
+TEST(CudaRope, FusedQkvHeadRanges) {
+  TILEOPS_REQUIRE_CUDA();
+  for (DType dtype : kFloatDTypes)
+    for (bool is_neox : {true, false}) {
+      SCOPED_TRACE(fmt::format("{} neox={}", dtype_name(dtype), is_neox));
+      const Geometry g{13, 4, 2, 128, 64, 32};
+      const std::int64_t row = (g.q_heads + 2 * g.k_heads) * g.head_size;
+      const auto item = static_cast<std::int64_t>(dtype_size(dtype));
+      const Tensor qkv =
+          random_gpu({g.tokens, g.q_heads + 2 * g.k_heads, g.head_size}, dtype, next_seed());
+      const auto heads = [&](std::int64_t first, std::int64_t count) {
+        return qkv.as_strided({g.tokens, count, g.head_size}, {row, g.head_size, 1},
+                              first * g.head_size * item);
+      };
+      const Tensor value = heads(g.q_heads + g.k_heads, g.k_heads);
+      const std::vector<double> value_before = host_values(value).values;
+      RopeFwdOp op(is_neox);
+      run_and_check(
+          op, {positions_gpu(random_positions(g.tokens, g.cache_rows, next_seed()), DType::kInt64),
+               heads(0, g.q_heads), heads(g.q_heads, g.k_heads),
+               random_gpu({g.cache_rows, g.rotary_dim}, dtype, next_seed())});
+      EXPECT_EQ(host_values(value).values, value_before) << "the value heads changed";
+    }
+}
+
 // Each implementation forced on shapes it claims, checked; calls it does not claim fail with its
 // refusal and leave query and key as they were.
 TEST(CudaRope, EveryImplementationForced) {
