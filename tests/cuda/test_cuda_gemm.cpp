@@ -16,7 +16,6 @@
 #include "cuda_testing.hpp"
 #include "kernels/gemm/cuda/decode_gemm_launch.hpp"
 #include "kernels/gemm/cuda/gemm_cutlass_launch.hpp"
-#include "kernels/gemm/cuda/lt_matmul.hpp"
 #include "test_stream.hpp"
 #include "tileops/op/tuning.hpp"
 #include "tileops/ops/gemm.hpp"
@@ -233,12 +232,12 @@ TEST(CudaBmm, BatchPatterns) {
 }
 
 // cuBLASLt counts a strided batch in int32: a batch of 2^31 + 5 runs as pieces of at most
-// kMaxLtBatch matrices (BmmCublasLtSm90::forward). Every one of its [1, 1] products is written:
-// a is one matrix broadcast over the batch by a stride-0 view, out is 4 GiB of poisoned
+// kMaxLtBatch matrices (BmmCublasLtSm90::forward, lt_matmul.hpp). Every one of its [1, 1] products
+// is written: a is one matrix broadcast over the batch by a stride-0 view, out is 4 GiB of poisoned
 // bfloat16, read back as bits (the product 1.5 * 2 = 3 is exact).
 TEST(CudaBmm, BatchPast32BitIndexingRunsInPiecesAndWritesEveryMatrix) {
   TILEOPS_REQUIRE_CUDA();
-  const std::int64_t batch = kernels::cuda::kMaxLtBatch + 6;
+  const std::int64_t batch = (std::int64_t{1} << 31) + 5;
   const auto bf16 = [](double v) {
     Tensor t = Tensor::empty(Shape{1, 1, 1}, DType::kBFloat16);
     *t.data<std::uint16_t>() = double_to_bfloat16_bits(v);

@@ -76,9 +76,8 @@ void BmmCublasLtSm90::forward(const KernelContext& ctx, const Tensor& a, const T
     p.a.batch_stride = 0;
     p.b.batch_stride = 0;
   }
-  // cuBLASLt counts a strided batch in int32 (as classic cuBLAS does, whose candidate refuses a
-  // longer one): a longer batch runs as pieces of at most kMaxLtBatch matrices, one after another,
-  // rather than as the count int32 wraps it to.
+  // cuBLASLt counts a strided batch in int32 and fails inside on the longest (lt_matmul.hpp): a
+  // longer batch than kMaxLtBatch runs as pieces of that many matrices, one after another.
   const std::int64_t whole = p.batch;
   for (std::int64_t first = 0; first < whole; first += kMaxLtBatch) {
     LtProblem piece = p;

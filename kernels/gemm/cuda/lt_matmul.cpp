@@ -111,7 +111,8 @@ LayoutPtr make_layout(DType dtype, std::int64_t rows, std::int64_t cols, std::in
                                                              static_cast<std::uint64_t>(cols), ld));
   LayoutPtr owned(layout);
   if (batch > kMaxLtBatch)  // the caller's pieces (BmmCublasLtSm90::forward) keep it within
-    throw CheckError(fmt::format("cuBLASLt counts a batch in int32, not {} matrices", batch));
+    throw CheckError(
+        fmt::format("an LtProblem holds at most {} matrices, not {}", kMaxLtBatch, batch));
   if (batch > 1) {
     const auto count = static_cast<std::int32_t>(batch);
     TILEOPS_CUBLASLT_CHECK(cublas().cublasLtMatrixLayoutSetAttribute(

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,8 +21,10 @@ struct LtOperand {
   std::int64_t batch_stride = 0;
 };
 
-// The most matrices an LtProblem's batch holds: cuBLASLt's batch count is an int32.
-inline constexpr std::int64_t kMaxLtBatch = std::numeric_limits<std::int32_t>::max();
+// The most matrices an LtProblem's batch holds. cuBLASLt's batch count is an int32, but a batch of
+// 2^31 - 1 [1, 1] products failed inside it on the H200 (CUBLAS_STATUS_INTERNAL_ERROR,
+// CudaBmm.BatchPast32BitIndexing...); 65535, the grid's third dimension, is a count it serves.
+inline constexpr std::int64_t kMaxLtBatch = 65535;
 
 // out [batch, m, n] (contiguous) = a [batch, m, k] @ b [batch, k, n] (+ bias [n]); n and k are the
 // call spec's; batch is at most kMaxLtBatch.
