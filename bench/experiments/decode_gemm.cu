@@ -60,7 +60,6 @@ struct Config {
   bool whole_groups = false;  // mma: each block whole 8-column groups (no split K)
   int group = 1;              // streamed: warps sharing their stages (y stages a group)
   bool register_a = false;    // streamed, one row, register_a_fits: a held in registers (r)
-  int slices = 1;             // decode: blocks of a cluster splitting K (k)
 };
 // The tensor-core streamed shapes (kMma) lost to every other kernel at every row count, and more
 // or smaller stages or 12 warps slowed the CUDA-core streamed kernel
@@ -73,17 +72,6 @@ struct Config {
 // since: the stage released before the product, three stages, one stage).
 constexpr Config kConfigs[] = {{Kind::kDecode, 1, 4},
                                {Kind::kDecode, 2, 2},
-                               {Kind::kDecode, 4, 1},
-                               {Kind::kDecode, 4, 2},
-                               {Kind::kDecode, 4, 4},
-                               {Kind::kDecode, 8, 1},
-                               {Kind::kDecode, 8, 2},
-                               {Kind::kDecode, 4, 2, 8, 4, false, 1, false, 2},
-                               {Kind::kDecode, 8, 2, 8, 4, false, 1, false, 2},
-                               {Kind::kDecode, 8, 2, 8, 4, false, 1, false, 4},
-                               {Kind::kDecode, 8, 1, 8, 4, false, 1, false, 4},
-                               {Kind::kDecode, 4, 4, 8, 4, false, 1, false, 4},
-                               {Kind::kDecode, 1, 4, 8, 4, false, 1, false, 2},
                                {Kind::kStreamed, 8, 2, 16, 4, false, 2},
                                {Kind::kStreamed, 8, 2, 16, 4, false, 2, true},
                                {Kind::kStreamed, 8, 2, 8, 4, false, 1, true},
@@ -112,19 +100,17 @@ constexpr int kMostShared = 227 * 1024;
 float* g_work = nullptr;
 unsigned* g_arrivals = nullptr;
 
-template <int kTiles, int kUnroll, int kSlices = 1>
+template <int kTiles, int kUnroll>
 bool launch_decode_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
-  if (c.kind != Kind::kDecode || c.x != kTiles || c.y != kUnroll || c.slices != kSlices)
-    return false;
-  const void* kernel = p.m <= 8
-                           ? reinterpret_cast<const void*>(
-                                 decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, false, kSlices>)
-                           : reinterpret_cast<const void*>(
-                                 decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, true, kSlices>);
+  if (c.kind != Kind::kDecode || c.x != kTiles || c.y != kUnroll) return false;
+  const void* kernel =
+      p.m <= 8
+          ? reinterpret_cast<const void*>(decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, false>)
+          : reinterpret_cast<const void*>(decode_gemm_kernel<__nv_bfloat16, kTiles, kUnroll, true>);
   void* args[] = {&p};
-  const auto tiles = static_cast<unsigned>((p.n + 8 * kTiles - 1) / (8 * kTiles));
-  experiments::launch_kernel(kernel, dim3(tiles * kSlices), dim3(decode_gemm::kThreads), 0, stream,
-                             args, true, kSlices);
+  experiments::launch_kernel(kernel,
+                             dim3(static_cast<unsigned>((p.n + 8 * kTiles - 1) / (8 * kTiles))),
+                             dim3(decode_gemm::kThreads), 0, stream, args);
   return true;
 }
 
@@ -187,13 +173,8 @@ bool launch_mma_if(const Config& c, DecodeGemmProblem p, cudaStream_t stream) {
 // Launches `c` on the call, or returns false where it does not serve it.
 bool launch(const Config& c, const DecodeGemmProblem& args, cudaStream_t stream) {
   return launch_decode_if<1, 4>(c, args, stream) || launch_decode_if<2, 2>(c, args, stream) ||
-         launch_decode_if<4, 1>(c, args, stream) || launch_decode_if<4, 2>(c, args, stream) ||
-         launch_decode_if<4, 4>(c, args, stream) || launch_decode_if<8, 1>(c, args, stream) ||
-         launch_decode_if<8, 2>(c, args, stream) || launch_decode_if<4, 2, 2>(c, args, stream) ||
-         launch_decode_if<8, 2, 2>(c, args, stream) || launch_decode_if<8, 2, 4>(c, args, stream) ||
-         launch_decode_if<8, 1, 4>(c, args, stream) || launch_decode_if<4, 4, 4>(c, args, stream) ||
-         launch_decode_if<1, 4, 2>(c, args, stream) || launch_stream_if<0>(c, args, stream) ||
-         launch_stream_if<1>(c, args, stream) || launch_stream_if<4>(c, args, stream) ||
+         launch_stream_if<0>(c, args, stream) || launch_stream_if<1>(c, args, stream) ||
+         launch_stream_if<4>(c, args, stream) ||
          launch_stream_if<1, 8, 16, 2, 8>(c, args, stream) ||
          launch_stream_if<1, 8, 16, 2, 4>(c, args, stream) ||
          launch_stream_if<4, 8, 16, 2, 8>(c, args, stream) ||
@@ -223,19 +204,19 @@ int main(int argc, char** argv) {
   const std::string keep = std::getenv("DECODE_CONFIGS") ? std::getenv("DECODE_CONFIGS") : "";
   std::vector<Config> configs;
   for (const Config& c : kConfigs) {
-    const std::string key =
-        kind_letter(c.kind) + std::to_string(c.x) + "x" + std::to_string(c.y) + "x" +
-        std::to_string(c.warps) + (c.group > 1 ? "g" + std::to_string(c.group) : "") +
-        (c.register_a ? "r" : "") + (c.slices > 1 ? "k" + std::to_string(c.slices) : "");
+    const std::string key = kind_letter(c.kind) + std::to_string(c.x) + "x" + std::to_string(c.y) +
+                            "x" + std::to_string(c.warps) +
+                            (c.group > 1 ? "g" + std::to_string(c.group) : "") +
+                            (c.register_a ? "r" : "");
     if (keep.empty() || (" " + keep + " ").find(" " + key + " ") != std::string::npos)
       configs.push_back(c);
   }
   std::printf("%-12s %3s | %16s |", "workload", "M", "cublas us GB/s");
   for (const Config& c : configs)
-    std::printf(" %c%4dx%dx%du%d%s%s%s%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps,
-                c.unroll, c.whole_groups ? "w" : "",
-                c.group > 1 ? ("g" + std::to_string(c.group)).c_str() : "", c.register_a ? "r" : "",
-                c.slices > 1 ? ("k" + std::to_string(c.slices)).c_str() : "");
+    std::printf(" %c%4dx%dx%du%d%s%s%s us GB/s |", kind_letter(c.kind), c.x, c.y, c.warps, c.unroll,
+                c.whole_groups ? "w" : "",
+                c.group > 1 ? ("g" + std::to_string(c.group)).c_str() : "",
+                c.register_a ? "r" : "");
   std::printf("\n");
   // DECODE_WORKLOADS="8b-qkv 70b-qkv" keeps those workloads only (a profile of a few kernels).
   const std::string only = std::getenv("DECODE_WORKLOADS") ? std::getenv("DECODE_WORKLOADS") : "";
@@ -315,10 +296,9 @@ int main(int argc, char** argv) {
                 if (!(err <= worst)) worst = std::isnan(err) ? INFINITY : err;
               }
             if (!(worst <= 1.0)) {
-              std::printf(
-                  "FAIL %s m %d config %c%dx%dx%du%d%s k%d bias %d: error %.3g of tolerance\n",
-                  w.label, m, kind_letter(cfg.kind), cfg.x, cfg.y, cfg.warps, cfg.unroll,
-                  cfg.whole_groups ? "w" : "", cfg.slices, with_bias, worst);
+              std::printf("FAIL %s m %d config %c%dx%dx%du%d%s bias %d: error %.3g of tolerance\n",
+                          w.label, m, kind_letter(cfg.kind), cfg.x, cfg.y, cfg.warps, cfg.unroll,
+                          cfg.whole_groups ? "w" : "", with_bias, worst);
             }
           }
         args.bias = nullptr;

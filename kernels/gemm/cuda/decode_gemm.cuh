@@ -39,25 +39,11 @@
 //     gap, 2-3 us, leave DRAM idle for; prefetching whole columns would overflow the 50 MB L2 for
 //     the large weights and read their lines twice.
 //
-// Note [Decode GEMM in K slices]
-// With 16 rows each lane loads two 16-byte vectors of a (rows g and g + 8) for every vector of a
-// column it loads: a block of 8 columns reads twice the weight's bytes again from L2, all of a
-// for every 8 columns, and at 16 rows the kernel is slower than at one (Llama-3-8B's o product:
-// 13.2 against 10.8 us). A block of 64 columns reads a once for all of them, a quarter of the
-// weight's bytes; but at N = 4096 there are only 64 such blocks for 132 SMs. So kSlices blocks,
-// one cluster, share a block's columns, each a contiguous slice of K (whole steps of 32, the last
-// slice shorter or empty): as many blocks as the narrow shape, each reading a's slice once. Each
-// block adds its warps' sums in its shared memory; after a cluster barrier each block adds up a
-// kSlices-th of the columns over every block's sums, read from their shared memory (no workspace,
-// no counters, nothing in global memory but out), adds the bias and rounds once; a second barrier
-// keeps every block's shared memory alive until the others have read it.
-//
 // Requirements (the entry checks them: decode_gemm_launch.hpp): M <= 16, 16-bit types, a row-major
 // a and a column-major b, K, lda and ldb multiples of 8 and the operands 16-byte aligned, M, N and
 // K positive. The grid's x dimension is the column tiles: N / 8 < 2^31.
 #pragma once
 
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -115,9 +101,8 @@ __device__ __forceinline__ uint4 load_rows(const void* p) {
 }  // namespace decode_gemm
 
 // kTiles: column tiles of 8 a block; kUnroll: steps a warp loads before multiplying; kUpperRows:
-// M > 8 (rows 8-15 of the instruction hold rows of a); kSlices: blocks of a cluster sharing a
-// block's columns, each a contiguous slice of K (Note [Decode GEMM in K slices]).
-template <class T, int kTiles, int kUnroll, bool kUpperRows, int kSlices = 1>
+// M > 8 (rows 8-15 of the instruction hold rows of a).
+template <class T, int kTiles, int kUnroll, bool kUpperRows>
 __global__ void __launch_bounds__(decode_gemm::kThreads)
     decode_gemm_kernel(const DecodeGemmProblem p) {
   using namespace decode_gemm;
@@ -125,17 +110,11 @@ __global__ void __launch_bounds__(decode_gemm::kThreads)
   __shared__ float partial[kWarps][kMaxM][kCols];
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, q = lane % 4;
-  const int slice = static_cast<int>(blockIdx.x % kSlices);
-  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x / kSlices) * kCols;
-  // The block's slice of K: whole warp steps, the last slice shorter (or empty for a small K).
-  const std::int64_t slice_k = (p.k + kStepK * kSlices - 1) / (kStepK * kSlices) * kStepK;
-  const std::int64_t k_begin = slice * slice_k;
-  const std::int64_t k_len = min(slice_k, max(p.k - k_begin, std::int64_t{0}));
+  const std::int64_t col0 = static_cast<std::int64_t>(blockIdx.x) * kCols;
   if (const std::int64_t col = col0 + static_cast<std::int64_t>(threadIdx.x);
-      threadIdx.x < kCols && col < p.n && k_len > 0) {
-    const std::int64_t bytes = k_len * 2 < kPrefetchBytes ? k_len * 2 : kPrefetchBytes;
-    prefetch_l2(static_cast<const T*>(p.b) + col * p.ldb + k_begin,
-                static_cast<std::uint32_t>(bytes));
+      threadIdx.x < kCols && col < p.n) {
+    const std::int64_t bytes = p.k * 2 < kPrefetchBytes ? p.k * 2 : kPrefetchBytes;
+    prefetch_l2(static_cast<const T*>(p.b) + col * p.ldb, static_cast<std::uint32_t>(bytes));
   }
   begin_dependent_kernel();
   // Columns past N and rows past M read the last ones instead, so that the loads need no
@@ -144,10 +123,10 @@ __global__ void __launch_bounds__(decode_gemm::kThreads)
 #pragma unroll
   for (int j = 0; j < kTiles; ++j) {
     const std::int64_t col = min(col0 + 8 * j + g, p.n - 1);
-    b_col[j] = static_cast<const T*>(p.b) + col * p.ldb + k_begin + 8 * q;
+    b_col[j] = static_cast<const T*>(p.b) + col * p.ldb + 8 * q;
   }
-  const T* a_lower = static_cast<const T*>(p.a) + min(g, p.m - 1) * p.lda + k_begin + 8 * q;
-  const T* a_upper = static_cast<const T*>(p.a) + min(g + 8, p.m - 1) * p.lda + k_begin + 8 * q;
+  const T* a_lower = static_cast<const T*>(p.a) + min(g, p.m - 1) * p.lda + 8 * q;
+  const T* a_upper = static_cast<const T*>(p.a) + min(g + 8, p.m - 1) * p.lda + 8 * q;
 
   float acc[kTiles][4] = {};
   const auto multiply = [&](const uint4(&bv)[kTiles], const uint4& lower, const uint4& upper) {
@@ -159,7 +138,7 @@ __global__ void __launch_bounds__(decode_gemm::kThreads)
   };
   const uint4 zero = make_uint4(0, 0, 0, 0);
   // Groups of kUnroll steps wholly inside K: every load issued before the first product.
-  const std::int64_t whole_steps = k_len / kStepK;
+  const std::int64_t whole_steps = p.k / kStepK;
   std::int64_t first = warp;
   for (; first + kWarps * (kUnroll - 1) < whole_steps; first += kWarps * kUnroll) {
     uint4 bv[kUnroll][kTiles], lower[kUnroll], upper[kUnroll];
@@ -176,10 +155,10 @@ __global__ void __launch_bounds__(decode_gemm::kThreads)
   }
   // The last steps one at a time, a lane's vector past K read as zeros (K is a multiple of 8, so
   // a vector is wholly inside or wholly past the end).
-  const std::int64_t steps = (k_len + kStepK - 1) / kStepK;
+  const std::int64_t steps = (p.k + kStepK - 1) / kStepK;
   for (; first < steps; first += kWarps) {
     const std::int64_t k = first * kStepK;
-    const bool k_in = k + 8 * q < k_len;
+    const bool k_in = k + 8 * q < p.k;
     uint4 bv[kTiles];
 #pragma unroll
     for (int j = 0; j < kTiles; ++j) bv[j] = k_in ? load_weight(b_col[j] + k) : zero;
@@ -199,39 +178,14 @@ __global__ void __launch_bounds__(decode_gemm::kThreads)
     }
   }
   __syncthreads();
-  if constexpr (kSlices == 1) {
-    for (int i = static_cast<int>(threadIdx.x); i < p.m * kCols; i += kThreads) {
-      const int row = i / kCols, c = i % kCols;
-      const std::int64_t col = col0 + c;
-      if (col >= p.n) continue;
-      float sum = p.bias ? to_float(static_cast<const T*>(p.bias)[col]) : 0.0f;
+  for (int i = static_cast<int>(threadIdx.x); i < p.m * kCols; i += kThreads) {
+    const int row = i / kCols, c = i % kCols;
+    const std::int64_t col = col0 + c;
+    if (col >= p.n) continue;
+    float sum = p.bias ? to_float(static_cast<const T*>(p.bias)[col]) : 0.0f;
 #pragma unroll
-      for (int w = 0; w < kWarps; ++w) sum += partial[w][row][c];
-      static_cast<T*>(p.out)[row * p.n + col] = from_float<T>(sum);
-    }
-  } else {
-    // The block's sums into its first warp's rows, then each block of the cluster adds up its
-    // share of the columns over every block's sums, read from their shared memory.
-    for (int i = static_cast<int>(threadIdx.x); i < p.m * kCols; i += kThreads) {
-      const int row = i / kCols, c = i % kCols;
-      float sum = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) sum += partial[w][row][c];
-      partial[0][row][c] = sum;
-    }
-    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-    cluster.sync();
-    constexpr int kShare = (kCols + kSlices - 1) / kSlices;
-    for (int i = static_cast<int>(threadIdx.x); i < p.m * kShare; i += kThreads) {
-      const int row = i / kShare, c = slice * kShare + i % kShare;
-      const std::int64_t col = col0 + c;
-      if (c >= kCols || col >= p.n) continue;
-      float sum = p.bias ? to_float(static_cast<const T*>(p.bias)[col]) : 0.0f;
-#pragma unroll
-      for (int r = 0; r < kSlices; ++r) sum += cluster.map_shared_rank(&partial[0][row][c], r)[0];
-      static_cast<T*>(p.out)[row * p.n + col] = from_float<T>(sum);
-    }
-    cluster.sync();  // no block leaves while another reads its shared memory
+    for (int w = 0; w < kWarps; ++w) sum += partial[w][row][c];
+    static_cast<T*>(p.out)[row * p.n + col] = from_float<T>(sum);
   }
 }
 
